@@ -17,6 +17,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "types": (1, "types"),
     "_serialize": (1, "types"),
     "schema": (2, "schema"),
+    "telemetry": (2, "telemetry"),
     "codecs": (3, "codecs"),
     "tools": (3, "tools"),
     "textcalls": (3, "textcalls"),

@@ -15,12 +15,14 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeAlias, TypeVar, cast
 
 from toolwire.codecs import Codec, get_codec
 from toolwire.errors import AuthenticationError, CodecError, ProviderError, StreamError, ToolwireError
 from toolwire.providers import PROVIDERS, Provider
+from toolwire.telemetry import ChatSpan, chat_span
 from toolwire.transport import END_OF_STREAM, HttpTransport, RetryPolicy, scrub_error
 from toolwire.types import (
     Done,
@@ -479,12 +481,15 @@ class Client(BaseClient):
             parallel_tool_calls=parallel_tool_calls,
             extra=extra,
         )
-        body, request_id = await self.transport.post_json(self.url, self.codec.encode_request(request))
-        try:
-            return self.codec.decode_response(body)
-        except ToolwireError as error:
-            error.provider, error.request_id = self.provider, error.request_id or request_id
-            raise self._scrub(error) from None
+        with self._span(request) as span:
+            body, request_id = await self.transport.post_json(self.url, self.codec.encode_request(request))
+            try:
+                response = self.codec.decode_response(body)
+            except ToolwireError as error:
+                error.provider, error.request_id = self.provider, error.request_id or request_id
+                raise self._scrub(error) from None
+            span.record_response(response)
+            return response
 
     async def stream(
         self,
@@ -509,10 +514,25 @@ class Client(BaseClient):
             extra=extra,
         )
         body = self.codec.encode_request(request)
-        async with self.transport.stream(self.stream_url, body, self.spec.framing) as (frames, request_id):
-            reader = _StreamReader(self, request_id)
-            async for event in reader.read(frames):
-                yield event
+        with self._span(request) as span:
+            async with self.transport.stream(self.stream_url, body, self.spec.framing) as (frames, request_id):
+                reader = _StreamReader(self, request_id)
+                async for event in reader.read(frames):
+                    if isinstance(event, Done):
+                        span.record_response(event.response)
+                    yield event
+
+    def _span(self, request: Request) -> AbstractContextManager[ChatSpan]:
+        return chat_span(
+            provider=self.provider,
+            model=self.model,
+            url=self.url,
+            messages=request.messages,
+            tools=request.tools,
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            stream=request.stream,
+        )
 
     def _scrub(self, error: _E) -> _E:
         return scrub_error(error, self.transport.secrets)

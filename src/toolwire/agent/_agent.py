@@ -12,8 +12,9 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
+from toolwire import telemetry
 from toolwire.agent._execute import AgentTool, Cancelled, TurnExecutor, race_signal
 from toolwire.agent._records import AgentEvent, CallRecord, RunFinished, RunResult
 from toolwire.agent._state import RUN_STATE, RunState
@@ -168,12 +169,29 @@ class Agent:
         run = _Run(messages=self._start(prompt), emit=emit, stream=stream)
         cache = ToolOutputCache()
         executor = TurnExecutor(self.tools, self.reviewer, self._context_for(cache), emit)
-        try:
-            stop = await self._loop(run, executor, cache)
-        except Cancelled as cancelled:
-            _record(run, cancelled.records)
-            stop = "cancelled"
-        return self._result(run, stop)
+        with telemetry.span("invoke_agent", self._span_attributes()) as span:
+            try:
+                stop = await self._loop(run, executor, cache)
+            except Cancelled as cancelled:
+                _record(run, cancelled.records)
+                stop = "cancelled"
+            result = self._result(run, stop)
+            if span is not None:
+                span.set_attributes(_run_attributes(result))
+        return result
+
+    def _span_attributes(self) -> dict[str, Any]:
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "toolwire.agent.max_tool_turns": self.max_tool_turns,
+            "toolwire.agent.tool_mode": self.tool_mode,
+        }
+        provider, model = getattr(self.client, "provider", None), getattr(self.client, "model", None)
+        if isinstance(provider, str):
+            attributes["gen_ai.provider.name"] = telemetry.provider_name(provider)
+        if isinstance(model, str):
+            attributes["gen_ai.request.model"] = model
+        return attributes
 
     async def _loop(self, run: _Run, executor: TurnExecutor, cache: ToolOutputCache) -> str:
         while True:
@@ -252,3 +270,12 @@ def _add_usage(total: Usage, usage: Usage | None) -> None:
         value = getattr(usage, name)
         if value is not None:
             setattr(total, name, (getattr(total, name) or 0) + value)
+
+
+def _run_attributes(result: RunResult) -> dict[str, Any]:
+    return {
+        "toolwire.agent.turns": result.turns,
+        "toolwire.agent.stop_reason": result.stop_reason,
+        "toolwire.agent.tool_calls": len(result.calls),
+        **telemetry.usage_attributes(result.usage),
+    }

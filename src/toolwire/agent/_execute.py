@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from toolwire import telemetry
 from toolwire.agent._records import AgentEvent, CallRecord, ToolFinished, ToolRejected, ToolStarted
 from toolwire.reviewers import ReviewDecision, Reviewer
 from toolwire.tools import ToolContext
@@ -136,26 +137,47 @@ class TurnExecutor:
     async def _review_and_run(self, call: ToolCall, tool: AgentTool) -> CallRecord:
         if self.reviewer is None:
             return await race_signal(self._execute(call, tool, None), self.context.cancel)
-        decision: ReviewDecision = await race_signal(self.reviewer.review(call, tool), self.context.cancel)
+        decision = await race_signal(self._review(call, tool, self.reviewer), self.context.cancel)
         if not decision.approved:
             reason = decision.reason or "no reason given"
             self.emit(ToolRejected(call, reason))
             result = ToolResult.error(call, f"The call was rejected by the reviewer and did not run: {reason}")
+            with telemetry.tool_span(call, risk=tool.risk, description=tool.description) as span:
+                telemetry.record_tool_result(span, result, approved=False, error_type="rejected")
             return CallRecord(call=call, result=result, duration_s=0.0, approved=False, review=decision)
         return await race_signal(self._execute(call, tool, decision), self.context.cancel)
 
+    async def _review(self, call: ToolCall, tool: AgentTool, reviewer: Reviewer) -> ReviewDecision:
+        attributes = {
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.id,
+            "toolwire.reviewer": type(reviewer).__name__,
+        }
+        with telemetry.span(f"review {call.name}", attributes) as span:
+            decision = await reviewer.review(call, tool)
+            if span is not None:
+                span.set_attribute("toolwire.review.approved", decision.approved)
+                if decision.votes:
+                    span.set_attribute("toolwire.review.votes", len(decision.votes))
+                    span.set_attribute("toolwire.review.approvals", sum(v.approve for v in decision.votes))
+            return decision
+
     async def _execute(self, call: ToolCall, tool: AgentTool, review: ReviewDecision | None) -> CallRecord:
         self.emit(ToolStarted(call))
-        started = time.perf_counter()
-        result = await tool.execute_raw(call.arguments, self.context, call=call)
-        duration = time.perf_counter() - started
+        with telemetry.tool_span(call, risk=tool.risk, description=tool.description) as span:
+            started = time.perf_counter()
+            result = await tool.execute_raw(call.arguments, self.context, call=call)
+            duration = time.perf_counter() - started
+            telemetry.record_tool_result(span, result, approved=True)
         self.emit(ToolFinished(call, result, duration))
         return CallRecord(call=call, result=result, duration_s=duration, approved=True, review=review)
 
     def _unknown(self, call: ToolCall) -> CallRecord:
         known = ", ".join(sorted(self.tools)) or "none"
-        message = f"Unknown tool {call.name!r}. Available tools: {known}."
-        return _not_run(call, message)
+        record = _not_run(call, f"Unknown tool {call.name!r}. Available tools: {known}.")
+        with telemetry.tool_span(call, risk="unknown") as span:
+            telemetry.record_tool_result(span, record.result, approved=False, error_type="unknown_tool")
+        return record
 
 
 def _not_run(call: ToolCall, message: str) -> CallRecord:
