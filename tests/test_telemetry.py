@@ -21,7 +21,7 @@ from toolwire.agent import Agent
 from toolwire.errors import BadRequestError
 from toolwire.reviewers import DenyAll, QuorumReviewer
 from toolwire.telemetry import CONTENT_ENV
-from toolwire.testing import ErrorReply, ScriptedServer, reply
+from toolwire.testing import ErrorReply, ScriptedModel, ScriptedServer, reply
 from toolwire.tools import tool
 
 _EXPORTER = InMemorySpanExporter()
@@ -248,6 +248,18 @@ async def test_failed_model_calls_and_rejected_tools_are_marked(spans: InMemoryS
         "execute_tool nope": "unknown_tool",
     }
     assert [dict(s.attributes or {})["toolwire.tool.approved"] for s in tools.values()] == [False, False]
+
+
+async def test_the_scripted_model_is_traced_like_a_real_client(spans: InMemorySpanExporter) -> None:
+    model = ScriptedModel([reply("", [ToolCall(id="c", name="weather", arguments={"city": "Oslo"})]), "bye"])
+    await Agent(model, [weather]).run("go")
+    assert [(s.name, _parent(s) is not None) for s in spans.get_finished_spans()] == [
+        ("chat scripted", True),
+        ("execute_tool weather", True),
+        ("chat scripted", True),
+        ("invoke_agent", False),
+    ]
+    assert dict(spans.get_finished_spans()[0].attributes or {})["gen_ai.provider.name"] == "scripted"
 
 
 def test_everything_works_without_opentelemetry_installed() -> None:

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from toolwire.client import BaseClient, ToolLike, build_request
+from toolwire.telemetry import chat_span
 from toolwire.testing._script import Delay, Turn, resolve_turn, stream_events
 from toolwire.types import Message, Request, Response, StreamEvent, ToolChoice
 
@@ -102,6 +103,15 @@ class ScriptedModel(BaseClient):
 
     async def _answer(self, request: Request) -> Response:
         self.requests.append(request)
+        # Traced like a real client, so users can check their instrumentation offline.
+        with chat_span(
+            provider=self.provider, model=self.model, messages=request.messages, tools=request.tools
+        ) as span:
+            response = await self._play(request)
+            span.record_response(response)
+            return response
+
+    async def _play(self, request: Request) -> Response:
         turn = self._next_turn(request)
         while True:
             turn = resolve_turn(turn, request)
