@@ -29,6 +29,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "cache": (6, "runtime"),
     "reviewers": (6, "runtime"),
     "stdtools": (7, "edge"),
+    "batch": (7, "edge"),
     "testing": (7, "edge"),
     "cli": (7, "edge"),
     "config": (7, "edge"),

@@ -82,7 +82,13 @@ class AuthenticationError(ToolwireError):
 
 
 class RateLimitError(ToolwireError):
-    """The provider is rate limiting this key (HTTP 429)."""
+    """The provider is rate limiting this key (HTTP 429).
+
+    Attributes:
+        retry_after: Seconds the provider asked to wait (`Retry-After`), if it said.
+    """
+
+    retry_after: float | None = None
 
 
 class BadRequestError(ToolwireError):

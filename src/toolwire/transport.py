@@ -366,6 +366,8 @@ class HttpTransport:
             finally:
                 await response.aclose()
             retry_after = parse_retry_after(response.headers)
+            if isinstance(error, RateLimitError):
+                error.retry_after = retry_after
             if not (_retryable(response.status_code) and await attempt.wait(f"HTTP {error.status}", retry_after)):
                 raise self._fail(error)
 

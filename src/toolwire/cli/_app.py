@@ -105,7 +105,27 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--from", dest="source", required=True, choices=CODEC_NAMES, help="the input's format")
     convert.add_argument("--to", dest="target", required=True, choices=CODEC_NAMES, help="the output's format")
     convert.add_argument("file", nargs="?", default="-", metavar="FILE", help="a JSON request body ('-': stdin)")
+    _add_batch(command("batch", "run many tasks from a JSONL file into a resumable JSONL of results"))
     return parser
+
+
+def _add_batch(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tasks", metavar="TASKS.jsonl", type=Path, help="one task per line: {id, prompt, ...}")
+    parser.add_argument("--out", required=True, type=Path, metavar="RESULTS.jsonl", help="results, appended")
+    parser.add_argument("--concurrency", type=_positive, default=16, metavar="N", help="tasks at once (16)")
+    parser.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds per task (600)")
+    parser.add_argument("--retries", type=_count, default=2, metavar="N", help="retries after rate limits (2)")
+    parser.add_argument("--retry-failed", action="store_true", help="run tasks whose result line holds an error again")
+    ray_help = "run on a Ray cluster at ADDRESS (none: start a local Ray)"
+    parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS", help=ray_help)
+    parser.add_argument("--ray-workers", type=_positive, default=None, metavar="N", help="Ray workers (default: CPUs)")
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
 
 
 def _command(name: str) -> Command:
@@ -122,6 +142,10 @@ def _command(name: str) -> Command:
         from toolwire.cli._tools import tools_command
 
         return tools_command
+    if name == "batch":
+        from toolwire.cli._batch import batch_command
+
+        return batch_command
     from toolwire.cli._convert import convert_command
 
     return convert_command

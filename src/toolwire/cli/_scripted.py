@@ -66,8 +66,7 @@ class OfflineModel:
         for name, text in _DEMO_FILES.items():
             (self.root / name).parent.mkdir(parents=True, exist_ok=True)
             (self.root / name).write_text(text, encoding="utf-8")
-        self.server = ScriptedServer()
-        self.server.add(self._respond)
+        self.server = ScriptedServer(self._respond)
 
     def __enter__(self) -> Self:
         self.server.start()
@@ -96,7 +95,6 @@ class OfflineModel:
         return f"the scripted server answered {len(self.server.requests)} HTTP requests (POST {', '.join(paths)})"
 
     def _respond(self, request: Request) -> Response:
-        self.server.add(self._respond)  # one pending turn at a time, for as many turns as the CLI asks
         prompt, step, outputs = _progress(request.messages)
         text, calls = _STEPS[min(step, len(_STEPS) - 1)](prompt, outputs)
         ids = [ToolCall(id=f"call_{len(request.messages)}_{i}", name=n, arguments=a) for i, (n, a) in enumerate(calls)]

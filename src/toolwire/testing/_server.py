@@ -104,12 +104,14 @@ class ScriptedServer:
 
     Use it as a context manager: `with ScriptedServer(["hello"]) as server: ...`; point a
     client at `server.base_url` (or use `server.connect("anthropic:model")`), then assert
-    on `server.requests`. A call beyond the end of the script gets HTTP 500.
+    on `server.requests`. A call beyond the end of the script gets HTTP 500. A callable
+    script (`Request -> Turn`) answers every request, however many arrive at once.
     """
 
-    def __init__(self, script: Iterable[Turn] = ()) -> None:
+    def __init__(self, script: Iterable[Turn] | Callable[[Request], Turn] = ()) -> None:
         self.requests: list[RecordedRequest] = []
-        self._script: deque[Turn] = deque(script)
+        self._function = script if callable(script) else None
+        self._script: deque[Turn] = deque() if callable(script) else deque(script)
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -186,6 +188,8 @@ class ScriptedServer:
         with self._lock:
             self._counter += 1
             request_id = f"req_{self._counter}"
+            if self._function is not None:
+                return self._function, request_id
             return (self._script.popleft() if self._script else None), request_id
 
     def _track(self, sock: socket.socket, alive: bool) -> None:
@@ -195,6 +199,7 @@ class ScriptedServer:
 
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # the default 5 resets connections under many concurrent clients
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients that hang up early (timeouts, dropped streams) are expected here, not errors."""
