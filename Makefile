@@ -13,6 +13,7 @@ $(VENV)/.base: pyproject.toml
 
 $(VENV)/.dev: $(VENV)/.base
 	$(PY) -m pip install -q -e '.[dev,cli]'
+	$(PY) -m pip install -q -e '.[ray]' || echo "Ray could not be installed here: the Ray batch tests will skip"
 	touch $@
 
 demo: $(VENV)/.base

@@ -262,6 +262,21 @@ async def test_the_scripted_model_is_traced_like_a_real_client(spans: InMemorySp
     assert dict(spans.get_finished_spans()[0].attributes or {})["gen_ai.provider.name"] == "scripted"
 
 
+async def test_batch_tasks_are_spans_around_their_agent_runs(spans: InMemorySpanExporter) -> None:
+    from toolwire.batch import Task, run_batch
+
+    def make_agent(task: Task) -> Agent:
+        return Agent(ScriptedModel([reply(f"answer {task.id}")]))
+
+    results = [r async for r in run_batch([Task(id="a", prompt="x"), Task(id="b", prompt="y")], make_agent)]
+    assert sorted(r.text for r in results) == ["answer a", "answer b"]
+    named = {s.name: s for s in spans.get_finished_spans() if s.name.startswith("batch_task")}
+    assert sorted(named) == ["batch_task a", "batch_task b"]
+    runs = [s for s in spans.get_finished_spans() if s.name == "invoke_agent"]
+    assert sorted(_parent(s) for s in runs) == sorted(s.context.span_id for s in named.values())
+    assert dict(named["batch_task a"].attributes or {}) == {"toolwire.batch.task_id": "a"}
+
+
 def test_everything_works_without_opentelemetry_installed() -> None:
     program = """
 import sys
