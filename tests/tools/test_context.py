@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from datetime import UTC, datetime
@@ -211,3 +212,30 @@ def test_dependency_repr_and_equality() -> None:
 
     assert Dependency("x", make) == Dependency("x", make)
     assert repr(Dependency("x", make)).startswith("Dependency(id='x', create=<function")
+
+
+async def test_overrides_take_factories_created_once_per_call() -> None:
+    made: list[str] = []
+
+    def sync_factory() -> str:
+        made.append("sync")
+        return f"fake db {len(made)}"
+
+    async def async_factory(ctx: ToolContext) -> str:
+        made.append("async")
+        return f"async db for {sorted(ctx.overrides)}"
+
+    dep: Dependency[str] = Dependency("db", lambda: "real db")
+
+    @tool(risk="low")
+    async def query(db: str = Depends(dep)) -> str:
+        """Query."""
+        return db
+
+    ctx = ToolContext(overrides={"db": sync_factory})
+    assert [(await query.execute_raw({}, ctx)).value for _ in range(2)] == ["fake db 1", "fake db 2"]
+    assert await ctx.resolve(dep) == await ctx.resolve(dep) == "fake db 3"  # cached within one context
+    assert await ToolContext(overrides={"db": async_factory}).resolve(dep) == "async db for ['db']"
+    assert await ToolContext(overrides={"db": functools.partial(str, "p")}).resolve(dep) == "p"
+    assert await ToolContext(overrides={"db": str}).resolve(dep) is str  # a class is a value, not a factory
+    assert made == ["sync", "sync", "sync", "async"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -82,6 +83,11 @@ class Dependency(Generic[T]):
         return f"Dependency(id={self.id!r}, create={self.create!r})"
 
 
+def _is_factory(value: Any) -> bool:
+    """Functions, methods and partials in `overrides` are factories; classes and objects are values."""
+    return inspect.isfunction(value) or inspect.ismethod(value) or isinstance(value, functools.partial)
+
+
 def _takes_one_argument(func: Callable[..., Any]) -> bool:
     try:
         params = inspect.signature(func).parameters.values()
@@ -113,7 +119,9 @@ class ToolContext:
 
     `ToolContext()` is valid; everything has a default. Values are found in this order:
     `overrides[id]`, then `deps[id]`, then `Dependency.create`. A value in `overrides` or `deps`
-    may itself be a `Dependency`, whose factory then runs instead (once per call).
+    may itself be a `Dependency`, whose factory then runs instead (once per call). In
+    `overrides`, a function (sync or async, taking nothing or the context) is such a factory
+    too; to override with a function as the value itself, wrap it in a `Dependency`.
 
     One context is one call's scope: it caches what it resolves. `Tool.execute_raw` runs every
     call in `ctx.for_call()`, a child that shares everything but the cache.
@@ -179,12 +187,14 @@ class ToolContext:
         return cast(T, self._values[key])
 
     async def _produce(self, dependency: Dependency[T]) -> T:
-        for source in (self.overrides, self.deps):
-            if dependency.id in source:
-                value = source[dependency.id]
-                if isinstance(value, Dependency):
-                    return cast(T, await value.build(self))
-                return cast(T, value)
+        if dependency.id in self.overrides:
+            value = self.overrides[dependency.id]
+            if _is_factory(value):  # a test's `overrides={"db": make_fake_db}`: built per call
+                value = Dependency(dependency.id, value)
+            return cast(T, await value.build(self) if isinstance(value, Dependency) else value)
+        if dependency.id in self.deps:
+            value = self.deps[dependency.id]
+            return cast(T, await value.build(self) if isinstance(value, Dependency) else value)
         return await dependency.build(self)
 
     def __repr__(self) -> str:
