@@ -22,7 +22,7 @@ from toolwire.cache import CACHE, ToolOutputCache, cache_tools, trim_history
 from toolwire.reviewers import Reviewer
 from toolwire.session import ask_model
 from toolwire.textcalls import TOOL_MODES, ToolMode
-from toolwire.tools import ToolContext
+from toolwire.tools import DEFAULT_TOOL_TIMEOUT, ToolContext
 from toolwire.types import (
     AssistantMessage,
     Done,
@@ -93,6 +93,8 @@ class Agent:
             from the history into a cache the model can read back through two cache tools.
         context: The `ToolContext` whose deps, overrides, logger, clock and cancel signal every
             call gets (a fresh per-call child each time).
+        tool_timeout: Seconds a tool call may run before it is stopped and answered with an
+            `error` result, for tools that set no `timeout` of their own; `None`: no limit.
     """
 
     def __init__(
@@ -106,6 +108,7 @@ class Agent:
         tool_mode: ToolMode = "native",
         output_budget_chars: int | None = None,
         context: ToolContext | None = None,
+        tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
         if tool_mode not in TOOL_MODES:
             raise ValueError(f"tool_mode must be one of {', '.join(TOOL_MODES)}, got {tool_mode!r}.")
@@ -119,6 +122,9 @@ class Agent:
         self.reviewer = reviewer
         self.tool_mode: ToolMode = tool_mode
         self.output_budget_chars = output_budget_chars
+        if tool_timeout is not None and not tool_timeout > 0:
+            raise ValueError(f"tool_timeout must be a positive number of seconds or None, got {tool_timeout!r}.")
+        self.tool_timeout = tool_timeout
         self.context = context if context is not None else ToolContext()
         self.tools: dict[str, AgentTool] = {}
         extra = list(cache_tools()) if output_budget_chars is not None else []
@@ -168,7 +174,7 @@ class Agent:
     ) -> RunResult:
         run = _Run(messages=self._start(prompt), emit=emit, stream=stream)
         cache = ToolOutputCache()
-        executor = TurnExecutor(self.tools, self.reviewer, self._context_for(cache), emit)
+        executor = TurnExecutor(self.tools, self.reviewer, self._context_for(cache), emit, self.tool_timeout)
         with telemetry.span("invoke_agent", self._span_attributes()) as span:
             try:
                 stop = await self._loop(run, executor, cache)

@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar
 from toolwire import telemetry
 from toolwire.agent._records import AgentEvent, CallRecord, ToolFinished, ToolRejected, ToolStarted
 from toolwire.reviewers import ReviewDecision, Reviewer
-from toolwire.tools import ToolContext
+from toolwire.tools import DEFAULT_TOOL_TIMEOUT, ToolContext
 from toolwire.types import ToolCall, ToolDefinition, ToolResult
 
 __all__ = ["AgentTool", "Cancelled", "TurnExecutor", "race_signal"]
@@ -91,6 +91,7 @@ class TurnExecutor:
     reviewer: Reviewer | None
     context: ToolContext
     emit: Callable[[AgentEvent], None]
+    tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
 
     async def run(self, calls: Sequence[ToolCall]) -> list[CallRecord]:
         """Run `calls`; return one record per call, in the model's order.
@@ -166,11 +167,27 @@ class TurnExecutor:
         self.emit(ToolStarted(call))
         with telemetry.tool_span(call, risk=tool.risk, description=tool.description) as span:
             started = time.perf_counter()
-            result = await tool.execute_raw(call.arguments, self.context, call=call)
+            result = await self._execute_in_time(call, tool)
             duration = time.perf_counter() - started
             telemetry.record_tool_result(span, result, approved=True)
         self.emit(ToolFinished(call, result, duration))
         return CallRecord(call=call, result=result, duration_s=duration, approved=True, review=review)
+
+    async def _execute_in_time(self, call: ToolCall, tool: AgentTool) -> ToolResult:
+        """Run the call under its time limit: the tool's own `timeout`, else the agent's."""
+        limit = getattr(tool, "timeout", None) or self.tool_timeout
+        scope = asyncio.timeout(limit)
+        try:
+            async with scope:
+                return await tool.execute_raw(call.arguments, self.context, call=call)
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            return ToolResult.error(
+                call,
+                f"Tool {call.name!r} did not finish within {limit:g} s and was stopped; "
+                "try smaller inputs or another approach.",
+            )
 
     def _unknown(self, call: ToolCall) -> CallRecord:
         known = ", ".join(sorted(self.tools)) or "none"

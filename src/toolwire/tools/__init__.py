@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from toolwire.tools._context import CancelSignal, Dependency, Depends, ToolContext
 from toolwire.tools._results import ToolError
-from toolwire.tools._tool import Risk, Tool, define_tool, tool
+from toolwire.tools._tool import DEFAULT_TOOL_TIMEOUT, Risk, Tool, define_tool, tool
 
 __all__ = [
+    "DEFAULT_TOOL_TIMEOUT",
     "CancelSignal",
     "Dependency",
     "Depends",

@@ -9,9 +9,12 @@ or the tool's failures. Imports `toolwire.types`, `toolwire.errors`, pydantic an
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import inspect
 import json
+import threading
 from collections.abc import Callable
 from typing import Any, Literal, TypeAlias, cast, get_args, overload
 
@@ -24,7 +27,12 @@ from toolwire.tools._results import ToolError, error_result, to_result, validati
 from toolwire.tools._signature import Plan, call_arguments, execute_plan, function_plan
 from toolwire.types import ToolCall, ToolDefinition, ToolResult
 
-__all__ = ["Risk", "Tool", "define_tool", "tool"]
+__all__ = ["DEFAULT_TOOL_TIMEOUT", "Risk", "Tool", "define_tool", "tool"]
+
+DEFAULT_TOOL_TIMEOUT = 900.0
+"""Seconds an agent lets a tool run when neither the tool nor the agent says otherwise.
+
+Longer than the longest `exec` command (600 s), so only a tool that hangs meets it."""
 
 Risk: TypeAlias = Literal["low", "high"]
 """`low`: read-only, safe to run without review and concurrently; `high`: has side effects."""
@@ -42,9 +50,11 @@ class Tool:
         risk: `"low"` (read-only) or `"high"` (side effects; the default).
         input_model: The Pydantic model that validates the arguments.
         function: The wrapped function (call it directly in your own tests).
+        timeout: Seconds an agent lets one call run before stopping it; `None` takes the agent's
+            `tool_timeout` (by default `DEFAULT_TOOL_TIMEOUT`).
     """
 
-    __slots__ = ("_is_async", "_plan", "definition", "function", "input_model", "risk")
+    __slots__ = ("_is_async", "_plan", "definition", "function", "input_model", "risk", "timeout")
 
     def __init__(
         self,
@@ -54,7 +64,13 @@ class Tool:
         input_model: type[BaseModel],
         function: Callable[..., Any],
         plan: Plan,
+        timeout: float | None = None,
     ) -> None:
+        if timeout is not None and not timeout > 0:
+            raise ValueError(
+                f"Tool {definition.name!r}: timeout must be a positive number of seconds, got {timeout!r}."
+            )
+        self.timeout = timeout
         self.definition = definition
         self.risk = risk
         self.input_model = input_model
@@ -129,8 +145,8 @@ class Tool:
         args, kwargs = await call_arguments(self._plan, data, ctx)
         if self._is_async:
             return await self.function(*args, **kwargs)
-        # Sync tools do blocking I/O; a worker thread keeps the event loop (and other tools) running.
-        value = await asyncio.to_thread(functools.partial(self.function, *args, **kwargs))
+        # Sync tools do blocking I/O; a thread keeps the event loop (and other tools) running.
+        value = await _in_daemon_thread(functools.partial(self.function, *args, **kwargs), self.name, ctx)
         return await value if inspect.isawaitable(value) else value
 
     def _broken_arguments(self, reason: str) -> str:
@@ -138,6 +154,48 @@ class Tool:
             f"The arguments for tool {self.name!r} could not be read: {reason}. "
             "Send them again as one JSON object that matches the tool's parameters."
         )
+
+
+async def _in_daemon_thread(function: Callable[[], Any], name: str, ctx: ToolContext) -> Any:
+    """Run a sync function in its own daemon thread and await its value.
+
+    Not the loop's default executor: a thread cannot be killed, and a sync tool that never
+    returns would then hold `asyncio.run` (which joins the executor) and the interpreter's exit
+    forever. A daemon thread is left behind instead, and said so when the call is given up.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    def work() -> None:
+        try:
+            value, error = context.run(function), None
+        except BaseException as exc:
+            value, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop closed while the tool ran on
+            loop.call_soon_threadsafe(settle, value, error)
+
+    thread = threading.Thread(target=work, name=f"toolwire-tool-{name}", daemon=True)
+    thread.start()
+    try:
+        return await future
+    except asyncio.CancelledError:
+        if thread.is_alive():
+            ctx.logger.warning(
+                "Tool %r was stopped but its sync function is still running in thread %r; its result will be "
+                "ignored. Make the tool async, or have it check ctx.cancelled.",
+                name,
+                thread.name,
+            )
+        raise
 
 
 def _parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any] | str:
@@ -172,7 +230,9 @@ def _check_risk(risk: str, name: str) -> Risk:
     return cast(Risk, risk)
 
 
-def _make_tool(func: Callable[..., Any], name: str | None, description: str | None, risk: str) -> Tool:
+def _make_tool(
+    func: Callable[..., Any], name: str | None, description: str | None, risk: str, timeout: float | None = None
+) -> Tool:
     tool_name = name if name is not None else getattr(func, "__name__", None)
     if tool_name is None:
         raise ValueError(f"Cannot name a tool after {func!r}, which has no __name__; pass name=.")
@@ -186,18 +246,25 @@ def _make_tool(func: Callable[..., Any], name: str | None, description: str | No
         description=description if description is not None else doc.summary,
         parameters=tidy_schema(model.model_json_schema()),
     )
-    return Tool(definition=definition, risk=_check_risk(risk, tool_name), input_model=model, function=func, plan=plan)
+    risk = _check_risk(risk, tool_name)
+    return Tool(definition=definition, risk=risk, input_model=model, function=func, plan=plan, timeout=timeout)
 
 
 @overload
 def tool(
-    func: Callable[..., Any], /, *, name: str | None = None, description: str | None = None, risk: Risk = "high"
+    func: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    risk: Risk = "high",
+    timeout: float | None = None,
 ) -> Tool: ...
 
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, risk: Risk = "high"
+    *, name: str | None = None, description: str | None = None, risk: Risk = "high", timeout: float | None = None
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -208,6 +275,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     risk: Risk = "high",
+    timeout: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a `Tool` from a function, bare (`@tool`) or configured (`@tool(risk="low")`).
 
@@ -221,10 +289,11 @@ def tool(
         name: The name the model sees, instead of the function's.
         description: The description the model sees, instead of the docstring summary.
         risk: `"low"` for read-only tools, `"high"` (the default) for side effects.
+        timeout: Seconds an agent lets one call run (default: the agent's `tool_timeout`).
     """
     if func is not None:
-        return _make_tool(func, name, description, risk)
-    return lambda f: _make_tool(f, name, description, risk)
+        return _make_tool(func, name, description, risk, timeout)
+    return lambda f: _make_tool(f, name, description, risk, timeout)
 
 
 def _strict_input(model: type[BaseModel]) -> type[BaseModel]:
@@ -248,6 +317,7 @@ def define_tool(
     execute: Callable[..., Any],
     description: str | None = None,
     risk: Risk = "high",
+    timeout: float | None = None,
 ) -> Tool:
     """Make a `Tool` from a Pydantic model of its arguments and a function that runs it.
 
@@ -262,6 +332,7 @@ def define_tool(
         execute: The function (sync or async) that does the work.
         description: What the tool does; defaults to the model's docstring summary.
         risk: `"low"` for read-only tools, `"high"` (the default) for side effects.
+        timeout: Seconds an agent lets one call run (default: the agent's `tool_timeout`).
     """
     ToolDefinition(name=name)
     if not (isinstance(input, type) and issubclass(input, BaseModel)):
@@ -276,4 +347,5 @@ def define_tool(
         description=description if description is not None else summary,
         parameters=parameters,
     )
-    return Tool(definition=definition, risk=_check_risk(risk, name), input_model=model, function=execute, plan=plan)
+    checked = _check_risk(risk, name)
+    return Tool(definition=definition, risk=checked, input_model=model, function=execute, plan=plan, timeout=timeout)
