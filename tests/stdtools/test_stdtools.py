@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -129,3 +130,40 @@ def test_root_defaults_to_the_current_directory(root: Path, monkeypatch: pytest.
 
     result = asyncio.run(read.execute_raw(call.arguments, ToolContext(), call=call))
     assert result.value == "     1\talpha\n     2\tbeta"
+
+
+def _gone(pid: int) -> bool:
+    """The process is dead (absent, or a zombie waiting for whoever adopted it)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+async def test_exec_returns_when_the_command_exits_and_stops_a_daemonised_grandchild(root: Path) -> None:
+    command = "setsid sh -c 'echo $$ > daemon.pid; exec sleep 555' & echo started; sleep 0.2; echo ended"
+    result = await run(exec_command, root, command=command, timeout=60)
+    assert result.value == "exit code: 0\nstarted\nended\n"
+    pid = int((root / "daemon.pid").read_text(encoding="ascii"))
+    assert _gone(pid)
+
+
+async def test_exec_timeout_also_stops_a_daemonised_grandchild(root: Path) -> None:
+    command = "setsid sh -c 'echo $$ > daemon.pid; exec sleep 555' & echo started; sleep 60"
+    result = await run(exec_command, root, command=command, timeout=1)
+    assert result.value == "The command timed out after 1 s and was stopped. Output so far:\nstarted\n"
+    assert _gone(int((root / "daemon.pid").read_text(encoding="ascii")))
+
+
+async def test_cancelling_exec_stops_everything_it_started(root: Path) -> None:
+    command = "setsid sh -c 'echo $$ > daemon.pid; exec sleep 555' & echo $$ > shell.pid; sleep 60"
+    task = asyncio.create_task(run(exec_command, root, command=command, timeout=120))
+    while not ((root / "daemon.pid").exists() and (root / "shell.pid").exists()):
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)  # let the shell write its pid file completely
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _gone(int((root / "shell.pid").read_text(encoding="ascii")))
+    assert _gone(int((root / "daemon.pid").read_text(encoding="ascii")))

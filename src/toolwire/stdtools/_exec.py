@@ -1,4 +1,10 @@
-"""`exec`: run a shell command in the root directory, with a timeout and an output cap."""
+"""`exec`: run a shell command in the root directory, with a timeout and an output cap.
+
+`exec` is not confined to the root: the command runs with the user's rights and can touch
+anything they can. That is why it is a high-risk tool that a person (or `--yes`) approves.
+When the command ends, times out or is cancelled, everything it started is stopped: its
+process group, and any process (a daemon in its own session, say) still holding its output.
+"""
 
 from __future__ import annotations
 
@@ -36,12 +42,12 @@ async def exec_command(command: str, timeout: float = 60.0, root: Path = Depends
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so a timeout stops its children too
+        start_new_session=True,  # its own session and process group, so a stop reaches its children
     )
     try:
         output, timed_out = await _collect(process, timeout)
     except asyncio.CancelledError:
-        _kill(process)
+        _kill_all(process)
         await process.wait()
         raise
     text = _cap(output.decode("utf-8", errors="replace"))
@@ -51,34 +57,98 @@ async def exec_command(command: str, timeout: float = 60.0, root: Path = Depends
 
 
 async def _collect(process: asyncio.subprocess.Process, timeout: float) -> tuple[bytes, bool]:
-    """Read output until exit or timeout, keeping a bounded head and tail (memory stays bounded)."""
-    head, tail = bytearray(), bytearray()
-    limit = MAX_OUTPUT_CHARS * 4  # bytes; a character is at most four
+    """Read output until the command itself exits (or times out), then stop whatever it left.
 
-    async def pump() -> None:
+    Waiting for the end of the output is not enough: a background or daemonised child
+    (`setsid sleep 555 &`) keeps the pipe open, and outlives a kill of the process group.
+    So the direct child's exit ends the command; then the group and every process still
+    holding the output pipe are killed, and the output read so far is kept.
+    """
+    output = _Output()
+    reader = asyncio.create_task(output.pump(process))
+    timed_out = False
+    try:
+        await asyncio.wait_for(_exited(process), timeout)
+    except TimeoutError:
+        timed_out = True
+    finally:
+        _kill_all(process)
+        try:
+            await asyncio.wait_for(asyncio.shield(reader), _DRAIN_SECONDS)
+        except TimeoutError:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+    await process.wait()
+    return output.bytes(), timed_out
+
+
+async def _exited(process: asyncio.subprocess.Process) -> None:
+    # Not `process.wait()`: before Python 3.12 it also waits for the pipes to close, which a
+    # daemonised grandchild prevents. `returncode` is set as soon as the child itself exits.
+    while process.returncode is None:
+        await asyncio.sleep(0.02)
+
+
+_DRAIN_SECONDS = 5.0  # after the kills the pipe ends at once; this only bounds a process we could not find
+
+
+class _Output:
+    """A bounded head and tail of the output (memory stays bounded whatever the command prints)."""
+
+    def __init__(self) -> None:
+        self.head, self.tail = bytearray(), bytearray()
+        self.limit = MAX_OUTPUT_CHARS * 4  # bytes; a character is at most four
+
+    async def pump(self, process: asyncio.subprocess.Process) -> None:
         assert process.stdout is not None
         while data := await process.stdout.read(65536):
-            room = limit - len(head)
+            room = self.limit - len(self.head)
             if room > 0:
-                head.extend(data[:room])
+                self.head.extend(data[:room])
                 data = data[room:]
             if data:
-                tail.extend(data)
-                del tail[:-limit]
-        await process.wait()
+                self.tail.extend(data)
+                del self.tail[: -self.limit]
 
-    try:
-        await asyncio.wait_for(pump(), timeout)
-    except TimeoutError:
-        _kill(process)
-        await process.wait()
-        return bytes(head + tail), True
-    return bytes(head + tail), False
+    def bytes(self) -> bytes:
+        return bytes(self.head + self.tail)
 
 
-def _kill(process: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError):
+def _kill_all(process: asyncio.subprocess.Process) -> None:
+    """SIGKILL the command's process group and any process still writing to its output pipe."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
+    for pid in _pipe_holders(process):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _pipe_holders(process: asyncio.subprocess.Process) -> list[int]:
+    """Processes with the command's output pipe open (Linux `/proc`; elsewhere none are found)."""
+    transport = getattr(process, "_transport", None)
+    pipe = transport.get_pipe_transport(1) if transport is not None else None
+    handle = pipe.get_extra_info("pipe") if pipe is not None else None
+    if handle is None:
+        return []
+    try:
+        target = f"pipe:[{os.fstat(handle.fileno()).st_ino}]"
+    except (OSError, ValueError):
+        return []
+    holders = []
+    for entry in _proc_pids():
+        with contextlib.suppress(OSError):
+            if any(os.readlink(f"/proc/{entry}/fd/{fd}") == target for fd in os.listdir(f"/proc/{entry}/fd")):
+                holders.append(entry)
+    return holders
+
+
+def _proc_pids() -> list[int]:
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    own = os.getpid()
+    return [int(name) for name in names if name.isdigit() and int(name) != own]
 
 
 def _cap(text: str) -> str:
