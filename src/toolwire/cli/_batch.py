@@ -61,7 +61,7 @@ def _recipe(settings: Settings) -> Iterator[AgentRecipe]:
     if settings.provider in SCRIPTED_PROVIDERS:
         from toolwire.cli._scripted import SCRIPTED_MODEL, OfflineModel
 
-        with OfflineModel(settings.provider) as offline:
+        with OfflineModel(settings.provider, keep_requests=False) as offline:
             recipe = _from_settings(settings, offline.wire, SCRIPTED_MODEL, offline.root, offline.server.base_url)
             recipe.api_key = "test-key"
             yield recipe

@@ -57,16 +57,17 @@ class OfflineModel:
 
     Args:
         provider: A key of `SCRIPTED_PROVIDERS`.
+        keep_requests: Record every request (for `report`); batch runs keep only the count.
     """
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, *, keep_requests: bool = True) -> None:
         self.wire = SCRIPTED_PROVIDERS[provider]
         self._folder = tempfile.TemporaryDirectory(prefix="toolwire-demo-")
         self.root = Path(self._folder.name)
         for name, text in _DEMO_FILES.items():
             (self.root / name).parent.mkdir(parents=True, exist_ok=True)
             (self.root / name).write_text(text, encoding="utf-8")
-        self.server = ScriptedServer(self._respond)
+        self.server = ScriptedServer(self._respond, keep_requests=keep_requests)
 
     def __enter__(self) -> Self:
         self.server.start()

@@ -108,8 +108,10 @@ class ScriptedServer:
     script (`Request -> Turn`) answers every request, however many arrive at once.
     """
 
-    def __init__(self, script: Iterable[Turn] | Callable[[Request], Turn] = ()) -> None:
+    def __init__(self, script: Iterable[Turn] | Callable[[Request], Turn] = (), *, keep_requests: bool = True) -> None:
         self.requests: list[RecordedRequest] = []
+        self.request_count = 0
+        self.keep_requests = keep_requests  # False for long runs: memory stays flat, only the count is kept
         self._function = script if callable(script) else None
         self._script: deque[Turn] = deque() if callable(script) else deque(script)
         self._lock = threading.Lock()
@@ -245,7 +247,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         turn, request_id = self.owner._next_turn()
         if turn is None:
-            message = f"ScriptedServer: the script is exhausted (request {len(self.owner.requests)})."
+            message = f"ScriptedServer: the script is exhausted (request {self.owner.request_count})."
             self._send_json(500, route.error_body(500, message), {})
             return
         request = record.request or Request(model="", messages=[])
@@ -267,7 +269,9 @@ class _Handler(BaseHTTPRequestHandler):
             except Exception as exc:  # a test double must record what it could not read, not crash
                 record.decode_error = f"{type(exc).__name__}: {exc}"
         with self.owner._lock:
-            self.owner.requests.append(record)
+            self.owner.request_count += 1
+            if self.owner.keep_requests:
+                self.owner.requests.append(record)
         return record
 
     def _answer(self, route: _Route, stream: bool, turn: Turn, request_id: str) -> None:
