@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
-import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO, Protocol
 
-from toolwire.stdtools._paths import ROOT, inside_root, relative
+from toolwire.stdtools._paths import ROOT, display_path, inside_root, open_in_root, relative, walk_files
 from toolwire.tools import Depends, ToolError, tool
 
 __all__ = ["edit", "glob", "grep", "read", "write"]
@@ -29,19 +31,20 @@ def read(path: str, offset: int = 1, limit: int = 2000, root: Path = Depends(ROO
         limit: How many lines to show at most.
         root: The project root (injected).
     """
-    target = inside_root(root, path)
-    if not target.is_file():
-        raise ToolError(f"{path!r} is not a file; use glob to find files.")
     if offset < 1 or limit < 1:
         raise ToolError(f"offset and limit must be at least 1, got offset={offset}, limit={limit}.")
-    lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
-    if offset > max(len(lines), 1):
-        raise ToolError(f"{path!r} has {len(lines)} lines; offset {offset} is past the end.")
-    shown = lines[offset - 1 : offset - 1 + limit]
-    body = "\n".join(f"{n:>6}\t{_clip(line)}" for n, line in enumerate(shown, start=offset))
+    with _open_text(root, path) as handle:
+        shown: list[str] = []
+        total = 0
+        for total, raw in _raw_lines(handle):  # every line is counted, only the window decoded
+            if offset <= total < offset + limit:
+                shown.append(f"{total:>6}\t{_text(raw)}")
+    if offset > max(total, 1):
+        raise ToolError(f"{path!r} has {total} lines; offset {offset} is past the end.")
+    body = "\n".join(shown)
     last = offset - 1 + len(shown)
-    if last < len(lines):
-        body += f"\n[lines {offset}-{last} of {len(lines)}; use offset={last + 1} for more]"
+    if last < total:
+        body += f"\n[lines {offset}-{last} of {total}; use offset={last + 1} for more]"
     return body
 
 
@@ -54,14 +57,14 @@ def write(path: str, content: str, root: Path = Depends(ROOT)) -> str:
         content: The whole new content of the file.
         root: The project root (injected).
     """
-    target = inside_root(root, path)
-    if target.is_dir():
-        raise ToolError(f"{path!r} is a directory; give a file path.")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    existed = target.exists()
-    target.write_text(content, encoding="utf-8")
+    existed = _exists(root, path)
+    fd = open_in_root(root, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, make_parents=True)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        _require_regular(handle.fileno(), path)
+        handle.write(content)
     verb = "Overwrote" if existed else "Created"
-    return f"{verb} {relative(root, target)} ({len(content)} characters, {content.count(chr(10)) + 1} lines)."
+    shown = display_path(root, path)
+    return f"{verb} {shown} ({len(content)} characters, {content.count(chr(10)) + 1} lines)."
 
 
 @tool(risk="high")
@@ -75,13 +78,17 @@ def edit(path: str, old_text: str, new_text: str, replace_all: bool = False, roo
         replace_all: Replace every occurrence instead of requiring exactly one.
         root: The project root (injected).
     """
-    target = inside_root(root, path)
-    if not target.is_file():
-        raise ToolError(f"{path!r} is not a file; use write to create it.")
     if not old_text:
         raise ToolError("old_text is empty; give the exact text to replace.")
-    text = target.read_text(encoding="utf-8")
-    count = text.count(old_text)
+    fd = open_in_root(root, path, os.O_RDWR | os.O_NONBLOCK)
+    with os.fdopen(fd, "r+", encoding="utf-8", newline="") as handle:
+        _require_regular(handle.fileno(), path)
+        text = handle.read()
+        count = text.count(old_text)
+        if count == 1 or (count > 1 and replace_all):
+            handle.seek(0)
+            handle.write(text.replace(old_text, new_text))
+            handle.truncate()
     if count == 0:
         raise ToolError(f"old_text was not found in {path!r}; read the file and copy the text exactly.")
     if count > 1 and not replace_all:
@@ -89,8 +96,8 @@ def edit(path: str, old_text: str, new_text: str, replace_all: bool = False, roo
             f"old_text matches {count} times in {path!r}; add surrounding lines to make it unique "
             "or set replace_all to true."
         )
-    target.write_text(text.replace(old_text, new_text), encoding="utf-8")
-    return f"Replaced {count} occurrence{'s' if count > 1 else ''} in {relative(root, target)}."
+    shown = display_path(root, path)
+    return f"Replaced {count} occurrence{'s' if count > 1 else ''} in {shown}."
 
 
 @tool(risk="low")
@@ -98,27 +105,46 @@ def grep(pattern: str, path: str = ".", glob: str | None = None, root: Path = De
     """Search file contents with a regular expression; returns `path:line: text` for each match.
 
     Args:
-        pattern: A Python regular expression.
+        pattern: A regular expression (RE2 syntax: like Python's, without backreferences or lookaround).
         path: A file or folder to search, relative to the project root.
         glob: Only search files whose name matches this pattern, e.g. "*.py".
         root: The project root (injected).
     """
-    try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise ToolError(f"Invalid regular expression {pattern!r}: {exc}.") from None
+    compiled = compile_pattern(pattern)
     start = inside_root(root, path)
     if not start.exists():
         raise ToolError(f"{path!r} does not exist; use glob to find files.")
     found: list[str] = []
-    for file in _files(start, root, glob):
-        for number, line in _text_lines(file):
-            if compiled.search(line):
-                found.append(f"{relative(root, file)}:{number}: {_clip(line)}")
-                if len(found) > _MAX_GREP:
-                    found[-1] = f"[stopped after {_MAX_GREP} matches; narrow the pattern or the path]"
-                    return "\n".join(found)
+    files = [start] if start.is_file() else walk_files(root, start, _SKIPPED_DIRS)
+    for file in files:
+        if start != file and glob is not None and not fnmatch.fnmatch(file.name, glob):
+            continue
+        found.extend(_grep_file(root, file, compiled, _MAX_GREP + 1 - len(found)))
+        if len(found) > _MAX_GREP:
+            found[_MAX_GREP:] = [f"[stopped after {_MAX_GREP} matches; narrow the pattern or the path]"]
+            break
     return "\n".join(found) if found else f"No matches for {pattern!r}."
+
+
+def _grep_file(root: Path, file: Path, compiled: Pattern, room: int) -> list[str]:
+    name = relative(root, file)
+    try:
+        fd = open_in_root(root, name, os.O_RDONLY | os.O_NONBLOCK)
+    except ToolError:
+        return []  # gone, or swapped for a link out of the root, since the listing
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return []  # a FIFO, socket or device: reading it could block forever
+        if _is_binary(handle):
+            matched = any(compiled.search(line) for _, line in _raw_lines(handle))
+            return [f"{name}: binary file matches (not shown)"] if matched else []
+        found = []
+        for number, line in _raw_lines(handle):
+            if compiled.search(line):
+                found.append(f"{name}:{number}: {_clip(line.decode('utf-8', 'replace'))}")
+                if len(found) >= room:
+                    break
+        return found
 
 
 @tool(risk="low")
@@ -144,30 +170,96 @@ def glob(pattern: str, root: Path = Depends(ROOT)) -> str:
     return "\n".join(matches)
 
 
-def _files(start: Path, root: Path, name_glob: str | None) -> Iterator[Path]:
-    if start.is_file():
-        yield start
-        return
-    base = root.resolve()
-    for folder, dirs, files in os.walk(start):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
-        for name in sorted(files):
-            if name_glob is None or fnmatch.fnmatch(name, name_glob):
-                path = Path(folder, name)
-                if path.resolve().is_relative_to(base):  # a symlink out of the root is skipped
-                    yield path
+@contextlib.contextmanager
+def _open_text(root: Path, path: str) -> Iterator[BinaryIO]:
+    """The file opened for reading, after checking it is a regular text file."""
+    fd = open_in_root(root, path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        _require_regular(handle.fileno(), path)
+        if _is_binary(handle):
+            size = os.fstat(handle.fileno()).st_size
+            raise ToolError(f"{path!r} is a binary file ({size} bytes); read shows text files only.")
+        yield handle
 
 
-def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
+def _require_regular(fd: int, path: str) -> None:
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
+        raise ToolError(f"{path!r} is a directory; give a file path.")
+    if not stat.S_ISREG(mode):
+        raise ToolError(f"{path!r} is not a regular file (a FIFO, socket or device); give a text file.")
+
+
+def _exists(root: Path, path: str) -> bool:
     try:
-        with file.open("rb") as handle:
-            if b"\0" in handle.read(8192):
-                return  # binary
-        with file.open(encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
-                yield number, line.rstrip("\n")
-    except OSError:
-        return
+        os.close(open_in_root(root, path, os.O_RDONLY | os.O_NONBLOCK))
+    except ToolError:
+        return False
+    return True
+
+
+def _is_binary(handle: BinaryIO) -> bool:
+    """A NUL byte in the first 8 KiB, as git and grep decide; the position is restored."""
+    head = handle.read(8192)
+    handle.seek(0)
+    return b"\0" in head
+
+
+def _raw_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """Numbered lines without their newline, each cut to a bounded prefix.
+
+    Memory stays flat even for a gigabyte on one line.
+    """
+    cap = _MAX_LINE * 4 + 4  # bytes enough for _MAX_LINE characters and the clipping note
+    number, current, overflow = 0, bytearray(), False
+    while chunk := handle.read(1 << 20):
+        pieces = chunk.split(b"\n")
+        for piece in pieces[:-1]:
+            if not overflow:
+                current.extend(piece[: cap - len(current)])
+            number += 1
+            yield number, bytes(current)
+            current.clear()
+            overflow = False
+        tail = pieces[-1]
+        if not overflow:
+            current.extend(tail[: cap - len(current)])
+            overflow = len(current) >= cap
+    if current or overflow:
+        yield number + 1, bytes(current)
+
+
+def _text(raw: bytes) -> str:
+    return _clip(raw.decode("utf-8", "replace").removesuffix("\r"))
+
+
+class Pattern(Protocol):
+    """A compiled RE2 pattern over bytes."""
+
+    def search(self, text: bytes) -> object | None:
+        """The first match in `text`, or None."""
+        ...
+
+
+def compile_pattern(pattern: str) -> Pattern:
+    """Compile for grep with RE2, whose matching time is linear in the input.
+
+    Python's `re` backtracks: `(a+)+$` on a line of a's then a b takes seconds per line and holds
+    the interpreter meanwhile. RE2 cannot do that, at the price of backreferences and lookaround.
+    """
+    import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+
+    options = re2.Options()
+    options.log_errors = False  # its errors come back to the model, not to stderr
+    try:
+        compiled: Pattern = re2.compile(pattern.encode("utf-8", "surrogatepass"), options)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise ToolError(
+            f"Invalid regular expression {pattern!r}: {reason}. grep uses RE2 syntax (Python-like, "
+            "without backreferences or lookaround)."
+        ) from None
+    return compiled
 
 
 def _clip(line: str) -> str:
