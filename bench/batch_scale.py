@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -34,7 +33,7 @@ def write_tasks(path: Path, count: int) -> None:
 
 
 async def bare_loop(count: int, concurrency: int) -> float:
-    with OfflineModel("scripted") as offline:
+    with OfflineModel("scripted", keep_requests=False) as offline:
         recipe = AgentRecipe(
             offline.wire, SCRIPTED_MODEL, str(offline.root), base_url=offline.server.base_url, api_key="k", approve=True
         )
@@ -51,14 +50,18 @@ async def bare_loop(count: int, concurrency: int) -> float:
     return elapsed
 
 
-def batch(folder: Path, *extra: str) -> tuple[float, int, subprocess.CompletedProcess[str]]:
+def batch(folder: Path, *extra: str) -> tuple[float, int, str, int]:
+    """Run the command; return wall time, the child's own peak RSS (kB), its stderr and exit status."""
     command = [sys.executable, "-m", "toolwire.cli", "batch", "tasks.jsonl", "--out", "out.jsonl", "--yes", *extra]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False, env=_env())
-    elapsed = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return elapsed, max(peak, before), done
+    with tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, cwd=folder, stderr=err, stdout=subprocess.DEVNULL, env=_env())
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode("utf-8", "replace")
+    return elapsed, usage.ru_maxrss, text, process.returncode
 
 
 def killed_and_resumed(folder: Path, count: int, concurrency: int) -> str:
@@ -99,24 +102,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         write_tasks(folder / "tasks.jsonl", n)
-        elapsed, peak_kb, done = batch(folder, "--concurrency", str(c))
+        elapsed, peak_kb, stderr, status = batch(folder, "--concurrency", str(c))
         print(
             f"toolwire batch: {n / elapsed:.0f} tasks/s, {elapsed:.1f} s, "
-            f"peak RSS {peak_kb / 1024:.0f} MB, exit {done.returncode}"
+            f"peak RSS {peak_kb / 1024:.0f} MB, exit {status}"
         )
         print(
             f"  overhead per task against the bare loop: {(elapsed - bare) / n * 1000:.2f} ms (incl. interpreter start)"
         )
-        print("  " + done.stderr.strip().splitlines()[-1])
+        print("  " + stderr.strip().splitlines()[-1])
         (folder / "out.jsonl").unlink()
         print("kill -9 half-way, then rerun: " + killed_and_resumed(folder, n, c))
         if not args.no_ray:
             (folder / "out.jsonl").unlink()
-            elapsed, peak_kb, done = batch(folder, "--concurrency", str(c), "--ray")
+            elapsed, peak_kb, stderr, status = batch(folder, "--concurrency", str(c), "--ray")
             lines = (folder / "out.jsonl").read_bytes().count(b"\n")
             print(
                 f"toolwire batch --ray (local, 2 workers): {n / elapsed:.0f} tasks/s, {elapsed:.1f} s incl. Ray start, "
-                f"driver peak RSS {peak_kb / 1024:.0f} MB, {lines} lines, exit {done.returncode}"
+                f"driver peak RSS {peak_kb / 1024:.0f} MB, {lines} lines, exit {status}"
             )
 
 

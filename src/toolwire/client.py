@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeAlias, TypeVar, cast
 
-from toolwire.codecs import Codec, get_codec
+from toolwire.codecs import Codec, get_codec, guarded
 from toolwire.errors import AuthenticationError, CodecError, ProviderError, StreamError, ToolwireError
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.telemetry import ChatSpan, chat_span
@@ -134,8 +134,7 @@ def _load_codec(provider: Provider) -> Codec:
     profiles = getattr(module, "PROFILES", None)
     if profiles is None or provider.profile not in profiles:
         return get_codec(provider.codec)
-    codec: Codec = module.OpenAICodec(profiles[provider.profile])
-    return codec
+    return guarded(module.OpenAICodec(profiles[provider.profile]))
 
 
 def connect(

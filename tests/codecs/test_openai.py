@@ -82,7 +82,7 @@ WEATHER = ToolDefinition(
 
 
 def test_registry_returns_this_codec() -> None:
-    assert get_codec("openai") is CODEC
+    assert get_codec("openai")._codec is CODEC  # behind the decoding boundary (codecs._guard)
     assert CODEC.name == "openai"
     assert CODEC.profile is PROFILES["openai"]
 

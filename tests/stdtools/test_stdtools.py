@@ -132,6 +132,11 @@ def test_root_defaults_to_the_current_directory(root: Path, monkeypatch: pytest.
     assert result.value == "     1\talpha\n     2\tbeta"
 
 
+def _pid_written(path: Path) -> bool:
+    """`echo $$ > file` has finished: the number and its newline are there."""
+    return path.exists() and path.read_text(encoding="ascii").endswith("\n")
+
+
 def _gone(pid: int) -> bool:
     """The process is dead (absent, or a zombie waiting for whoever adopted it)."""
     try:
@@ -159,9 +164,8 @@ async def test_exec_timeout_also_stops_a_daemonised_grandchild(root: Path) -> No
 async def test_cancelling_exec_stops_everything_it_started(root: Path) -> None:
     command = "setsid sh -c 'echo $$ > daemon.pid; exec sleep 555' & echo $$ > shell.pid; sleep 60"
     task = asyncio.create_task(run(exec_command, root, command=command, timeout=120))
-    while not ((root / "daemon.pid").exists() and (root / "shell.pid").exists()):
+    while not all(_pid_written(root / name) for name in ("daemon.pid", "shell.pid")):
         await asyncio.sleep(0.01)
-    await asyncio.sleep(0.05)  # let the shell write its pid file completely
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

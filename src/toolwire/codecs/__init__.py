@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from toolwire.types import Request, Response, StreamEvent
 
-__all__ = ["CODEC_NAMES", "Codec", "StreamDecoder", "get_codec"]
+__all__ = ["CODEC_NAMES", "Codec", "StreamDecoder", "get_codec", "guarded"]
 
 _MODULES: dict[str, str] = {
     "anthropic": "toolwire.codecs._anthropic",
@@ -82,5 +82,11 @@ def get_codec(name: str) -> Codec:
     module_name = _MODULES.get(name)
     if module_name is None:
         raise ValueError(f"Unknown codec {name!r}; known codecs: {', '.join(CODEC_NAMES)}.")
-    codec: Codec = importlib.import_module(module_name).CODEC
-    return codec
+    return guarded(importlib.import_module(module_name).CODEC)
+
+
+def guarded(codec: Any) -> Codec:
+    """`codec` behind the decoding boundary: bad input raises `CodecError` naming the field."""
+    from toolwire.codecs._guard import GuardedCodec
+
+    return GuardedCodec(codec)
