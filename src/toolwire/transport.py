@@ -298,7 +298,7 @@ class HttpTransport:
             try:
                 raw = await response.aread()
                 data = json.loads(raw)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to parse
                 raise self._fail(
                     ProviderError(
                         f"{self.provider} answered with a body that is not JSON: {raw[:200]!r}; "
@@ -376,7 +376,7 @@ class HttpTransport:
         text = raw.decode("utf-8", "replace")
         try:
             body: Any = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             body = text or None
         request_id = request_id_from(response.headers, body)
         return error_for_status(response.status_code, body, text, provider=self.provider, request_id=request_id)
@@ -429,7 +429,7 @@ class HttpTransport:
     def _parse_frame(self, data: str) -> dict[str, Any]:
         try:
             value = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             value = None
         if not isinstance(value, dict):
             raise self._fail(self._stream_error(f"sent an event that is not a JSON object: {data[:200]!r}"))

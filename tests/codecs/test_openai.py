@@ -657,11 +657,15 @@ EXPECTED_RESPONSES: dict[str, Response] = {
     "broken_arguments": Response(
         message=AssistantMessage(
             parts=[
-                ToolCall(
+                ToolCall(  # cut off before its end: not guessed at, the model is asked again
                     id="chatcmpl-tool-0a1b2c3d4e5f",
                     name="search",
-                    arguments={"query": "weather in Paris", "limit": 5},
-                    metadata={"raw_arguments": '{"query": "weather in Paris", "limit": 5'},
+                    arguments={},
+                    metadata={
+                        "raw_arguments": '{"query": "weather in Paris", "limit": 5',
+                        "arguments_error": "the arguments were cut off before their end "
+                        """(...'{"query": "weather in Paris", "limit": 5'); send the whole call again""",
+                    },
                 ),
                 ToolCall(
                     id="chatcmpl-tool-6a7b8c9d0e1f",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from toolwire.codecs._shapes import SHAPES, find_bad_field
 from toolwire.errors import CodecError, ToolwireError
@@ -77,14 +77,26 @@ class GuardedDecoder:
 
     def feed(self, event: dict[str, Any]) -> list[StreamEvent]:
         """See `StreamDecoder.feed`."""
-        with _boundary(self._codec, "event", event):
+        # Inline rather than `_boundary`: this runs once per chunk, on the streaming fast path.
+        try:
             events: list[StreamEvent] = self._decoder.feed(event)
-            for index, item in enumerate(events):
-                if not _event_fits(item):
-                    raise _explain(self._codec, "event", event, None)
-                if isinstance(item, Done):
-                    events[index] = Done(_checked(self._codec, "event", event, item.response))
-            return events
+        except ToolwireError:
+            raise
+        except _STRAY as exc:
+            raise _explain(self._codec, "event", event, exc) from None
+        for index, item in enumerate(events):
+            kind = type(item)
+            if kind is TextDelta or kind is ThinkingDelta:
+                fits = type(cast(TextDelta, item).text) is str
+            elif kind is ToolCallDelta:
+                fits = _call_delta_fits(cast(ToolCallDelta, item))
+            else:
+                if kind is Done:
+                    events[index] = Done(_checked(self._codec, "event", event, cast(Done, item).response))
+                continue
+            if not fits:
+                raise _explain(self._codec, "event", event, None)
+        return events
 
     def finish(self) -> Response:
         """See `StreamDecoder.finish`."""
@@ -110,7 +122,11 @@ class GuardedCodec:
     def decode_response(self, body: dict[str, Any]) -> Response:
         """See `Codec.decode_response`; bad input raises `CodecError` naming the field."""
         with _boundary(self.name, "response", body):
-            return _checked(self.name, "response", body, self._codec.decode_response(body))
+            response = _checked(self.name, "response", body, self._codec.decode_response(body))
+        shape = SHAPES.get(self.name, {}).get("response")
+        if shape is not None and find_bad_field(body, shape) is not None:  # a field the decoder skipped
+            raise _explain(self.name, "response", body, None)
+        return response
 
     def stream_decoder(self) -> GuardedDecoder:
         """See `Codec.stream_decoder`."""
@@ -139,14 +155,15 @@ class GuardedCodec:
         return f"GuardedCodec({self._codec!r})"
 
 
-def _event_fits(event: StreamEvent) -> bool:
-    match event:
-        case TextDelta(text=text) | ThinkingDelta(text=text):
-            return isinstance(text, str)
-        case ToolCallDelta(id=call_id, name=name, arguments_delta=fragment):
-            return isinstance(call_id, str | None) and isinstance(name, str | None) and isinstance(fragment, str | None)
-        case _:
-            return True
+_STR_OR_NONE = (str, type(None))
+
+
+def _call_delta_fits(delta: ToolCallDelta) -> bool:
+    return (
+        type(delta.arguments_delta) in _STR_OR_NONE
+        and type(delta.id) in _STR_OR_NONE
+        and type(delta.name) in _STR_OR_NONE
+    )
 
 
 def _checked(codec: str, what: str, body: Any, response: Response) -> Response:

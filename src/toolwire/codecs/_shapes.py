@@ -5,7 +5,8 @@ Used only to explain a failure: when decoding raises or yields a value of the wr
 (`choices[0].message.tool_calls`), so the `CodecError` says where to look. A shape is a type
 (or tuple of types) for a leaf, a dict for an object (unknown keys are fine: providers add
 fields), a one-item list for an array of that shape. `null` fits everywhere: decoders treat it
-as absent.
+as absent. Tool arguments are `object`: any value is read by `parse_arguments`, which tells the
+model what was wrong instead of failing the whole reply.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ __all__ = ["SHAPES", "find_bad_field"]
 Shape = Any
 _NUMBER = (int, float)
 
-_OPENAI_CALL = {"id": str, "type": str, "index": int, "function": {"name": str, "arguments": (str, dict)}}
+_OPENAI_CALL = {"id": str, "type": str, "index": int, "function": {"name": str, "arguments": object}}
 _OPENAI_MESSAGE = {
     "role": str,
     "content": (str, list),
@@ -65,7 +66,7 @@ _ANTHROPIC_BLOCK = {
     "text": str,
     "id": str,
     "name": str,
-    "input": dict,
+    "input": object,
     "thinking": str,
     "signature": str,
     "data": str,
@@ -121,7 +122,7 @@ _GEMINI_PART = {
     "text": str,
     "thought": bool,
     "thoughtSignature": str,
-    "functionCall": {"name": str, "args": dict, "id": str},
+    "functionCall": {"name": str, "args": object, "id": str},
     "functionResponse": {"name": str, "response": dict, "id": str},
     "inlineData": {"mimeType": str, "data": str},
 }
@@ -155,7 +156,7 @@ _OLLAMA_MESSAGE = {
     "thinking": str,
     "images": [str],
     "tool_name": str,
-    "tool_calls": [{"id": str, "function": {"name": str, "arguments": (dict, str), "index": int}}],
+    "tool_calls": [{"id": str, "function": {"name": str, "arguments": object, "index": int}}],
 }
 _OLLAMA_RESPONSE = {
     "model": str,
@@ -184,7 +185,7 @@ _RESPONSES_ITEM = {
     "id": str,
     "call_id": str,
     "name": str,
-    "arguments": str,
+    "arguments": object,
     "role": str,
     "status": str,
     "content": [{"type": str, "text": str}],
@@ -216,7 +217,7 @@ _RESPONSES = {
         "item_id": str,
         "delta": str,
         "text": str,
-        "arguments": str,
+        "arguments": object,
         "name": str,
         "item": _RESPONSES_ITEM,
         "response": _RESPONSES_RESPONSE,

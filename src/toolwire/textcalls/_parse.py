@@ -101,7 +101,13 @@ def _thinking_regions(text: str) -> list[tuple[int, int]]:
 
 
 def _outside_thinking(found: list[Found], text: str) -> list[Found]:
-    regions = _thinking_regions(text) if "think>" in text else []
+    if "think>" not in text:
+        return found
+    # A `<think>` inside a call's own arguments (a string value) is data, not a reasoning tag.
+    masked = text
+    for span in found:
+        masked = masked[: span.start] + " " * (span.end - span.start) + masked[span.end :]
+    regions = _thinking_regions(masked)
     if not regions:
         return found
     return [f for f in found if not any(start <= f.start < end for start, end in regions)]
@@ -149,7 +155,7 @@ def _arguments(raw: Any, ctx: Context) -> tuple[dict[str, Any], dict[str, Any]]:
             value = json.loads(raw)
         except (ValueError, RecursionError):
             if ctx.budget.allows(raw):
-                return parse_arguments(raw)
+                return parse_arguments(raw, repair_cut=True)  # text is sloppier than native calls
             return {}, {"raw_arguments": raw, "arguments_error": f"the arguments are not valid JSON: {raw[:200]!r}"}
         if isinstance(value, dict):
             return value, {}

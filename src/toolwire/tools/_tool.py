@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeAlias, cast, get_args, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from toolwire.codecs._shared import MAX_REPAIR_CHARS
 from toolwire.tools._context import ToolContext
 from toolwire.tools._docstrings import parse_docstring
 from toolwire.tools._jsonschema import tidy_schema
@@ -210,7 +211,9 @@ def _parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any] | str:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
+        if len(raw) > MAX_REPAIR_CHARS:  # repair time grows faster than the text
+            return f"they are not valid JSON ({len(raw)} characters, too long to repair)"
         import json_repair  # rare path: keeps import time low
 
         try:

@@ -1,0 +1,152 @@
+"""A mutation fuzzer for the decoders: fixture payloads, one field changed at a time.
+
+Run in the suite (a fixed seed, a few thousand inputs per codec) and, longer, by `make fuzz`:
+
+    .venv/bin/python -m tests.codecs._fuzz --count 200000
+
+Every input must decode or raise `CodecError` (a `ProviderError` for error payloads); any
+other exception is a bug and is printed with the input that caused it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from toolwire.codecs import CODEC_NAMES, get_codec
+from toolwire.errors import ToolwireError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+_ODD_VALUES: list[Any] = [
+    None,
+    True,
+    0,
+    -1,
+    10**30,
+    1.5,
+    float("nan"),
+    "",
+    "x",
+    "\ud800 lone surrogate",
+    "[" * 1000,
+    [],
+    [1],
+    [None],
+    {},
+    {"": None},
+    {"type": []},
+]
+
+
+def seeds(codec: str) -> list[tuple[str, Any]]:
+    """(kind, payload) pairs from the codec's fixtures: responses, stream events and requests."""
+    folder = FIXTURES / codec
+    found: list[tuple[str, Any]] = []
+    for path in sorted(folder.glob("*.response.json")):
+        found.append(("response", json.loads(path.read_text(encoding="utf-8"))))
+    for path in sorted(folder.glob("*.request.json")):
+        found.append(("request", json.loads(path.read_text(encoding="utf-8"))))
+    for path in sorted(folder.glob("*.stream.jsonl")):
+        events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        found.append(("stream", events))
+    return found
+
+
+def _nodes(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _nodes(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _nodes(item, (*path, index))
+
+
+def _deep(value: Any) -> Any:
+    for _ in range(900):
+        value = [value]
+    return value
+
+
+def mutate(payload: Any, rng: random.Random) -> Any:
+    """A copy of `payload` with one node replaced, deleted or duplicated."""
+    mutated = copy.deepcopy(payload)
+    paths = list(_nodes(mutated))[1:]
+    if not paths:
+        return rng.choice(_ODD_VALUES)
+    path = rng.choice(paths)
+    parent = mutated
+    for key in path[:-1]:
+        parent = parent[key]
+    key = path[-1]
+    action = rng.random()
+    if action < 0.15 and isinstance(parent, dict):
+        del parent[key]
+    elif action < 0.2:
+        parent[key] = _deep(parent[key])
+    elif action < 0.25 and isinstance(parent[key], str):
+        parent[key] = parent[key] + "\ud800"
+    else:
+        parent[key] = rng.choice(_ODD_VALUES)
+    return mutated
+
+
+def decode(codec: str, kind: str, payload: Any) -> None:
+    """Feed one payload to the decoder of its kind."""
+    target = get_codec(codec)
+    if kind == "response":
+        target.decode_response(payload)
+    elif kind == "request":
+        target.decode_request(payload)
+    else:
+        decoder = target.stream_decoder()
+        for event in payload if isinstance(payload, list) else [payload]:
+            decoder.feed(event)
+        decoder.finish()
+
+
+def run(codec: str, count: int, seed: int = 0) -> list[str]:
+    """Decode `count` mutated payloads; return a description of each undocumented exception."""
+    rng = random.Random(f"{codec}-{seed}")
+    pool = seeds(codec)
+    failures: list[str] = []
+    for _ in range(count):
+        kind, payload = rng.choice(pool)
+        if kind == "stream" and payload:
+            index = rng.randrange(len(payload))
+            payload = [*payload[:index], mutate(payload[index], rng), *payload[index + 1 :]]
+        else:
+            payload = mutate(payload, rng)
+        try:
+            decode(codec, kind, payload)
+        except ToolwireError:
+            pass
+        except Exception as exc:
+            failures.append(f"{codec} {kind}: {type(exc).__name__}: {exc} <- {json.dumps(payload, default=str)[:300]}")
+    return failures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--count", type=int, default=200_000, help="inputs per codec")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    total = 0
+    for codec in CODEC_NAMES:
+        failures = run(codec, args.count, args.seed)
+        total += len(failures)
+        print(f"{codec}: {args.count} inputs, {len(failures)} undocumented exceptions")
+        for failure in failures[:10]:
+            print("  " + failure)
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
