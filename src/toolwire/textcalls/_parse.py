@@ -223,7 +223,8 @@ def _remove_spans(text: str, spans: list[tuple[int, int]]) -> str:
     pieces = [text[cuts[i] : cuts[i + 1]] for i in range(0, len(cuts), 2)]
     last = len(pieces) - 1
     for i in range(last):
-        at_start = i == 0 and not pieces[0].strip(_SEPARATORS)
+        # Text before the first call stays unless it is only whitespace: a lone `;` line is prose.
+        at_start = i == 0 and not pieces[0].strip()
         at_end = i + 1 == last and not pieces[last].strip(_SEPARATORS)
         pieces[i], pieces[i + 1] = _seam(pieces[i], pieces[i + 1], at_start, at_end)
     return "".join(pieces)
