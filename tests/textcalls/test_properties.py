@@ -54,7 +54,10 @@ def test_rendered_call_parses_back(name: str, args: dict[str, Any]) -> None:
 def test_rendered_calls_between_prose_lines_parse_back_in_order(items: list[tuple[str, str, dict[str, Any]]]) -> None:
     lines = []
     for line, name, args in items:
-        lines += [line.replace("\n", " ").strip() or "ok", TOOL_CALL_PREFIX + dumps({"name": name, "args": args})]
+        line = line.replace("\n", " ").strip()
+        # A line of nothing but `;`/`,` between two calls separates them (`f(); g()`): not prose.
+        line = line if line.strip(";, \t\r") else "ok"
+        lines += [line, TOOL_CALL_PREFIX + dumps({"name": name, "args": args})]
     rest, calls = parse_tool_calls("\n".join(lines))
     assert [(c.name, c.arguments) for c in calls] == [(name, args) for _, name, args in items]
     assert rest == "\n".join(line for line in lines if not line.startswith(TOOL_CALL_PREFIX))
