@@ -113,6 +113,14 @@ def _resolve_key(provider: Provider, api_key: str | None) -> str | None:
     return key
 
 
+_SECRET_HEADER = ("auth", "key", "token", "secret", "cookie", "signature", "password")
+
+
+def _secret_header_values(headers: Mapping[str, str]) -> list[str]:
+    """Values of `headers=` that carry credentials: scrubbed from errors like the API key."""
+    return [str(v) for k, v in headers.items() if any(word in k.lower() for word in _SECRET_HEADER)]
+
+
 def _auth_headers(provider: Provider, key: str | None) -> dict[str, str]:
     headers = dict(provider.headers)
     if key is None or provider.auth == "none":
@@ -206,9 +214,8 @@ def connect_http(
         base_delay=float(options.get("retry_base_delay", 0.5)),
         max_delay=float(options.get("retry_max_delay", 8.0)),
     )
-    transport = HttpTransport(
-        provider=provider.name, headers=headers, secrets=[key or ""], timeout=timeout, retry=retry
-    )
+    secrets = [key or "", *_secret_header_values(options.get("headers") or {})]
+    transport = HttpTransport(provider=provider.name, headers=headers, secrets=secrets, timeout=timeout, retry=retry)
     root = url.format(**values).rstrip("/")
     return Client(
         provider=provider,
@@ -581,6 +588,7 @@ class _StreamReader:
             raise self._cut(f"sent an event toolwire cannot read ({error.message})") from None
         except ProviderError as error:
             error.provider, error.request_id = self.client.provider, error.request_id or self.request_id
+            error.partial = list(self.events)  # what streamed before the error event is not lost
             raise self.client._scrub(error) from None
 
     def _finish(self) -> Response:

@@ -96,7 +96,13 @@ class BadRequestError(ToolwireError):
 
 
 class ProviderError(ToolwireError):
-    """The provider failed (HTTP 5xx) or returned an error payload, possibly mid-stream."""
+    """The provider failed (HTTP 5xx) or returned an error payload, possibly mid-stream.
+
+    Attributes:
+        partial: For an error event in a stream, the events received before it.
+    """
+
+    partial: list[Any] | None = None
 
 
 class StreamError(ToolwireError):

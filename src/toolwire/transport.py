@@ -10,6 +10,7 @@ from every error and never logged.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import email.utils
 import functools
 import json
@@ -18,7 +19,7 @@ import random
 import ssl
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
@@ -61,6 +62,7 @@ END_OF_STREAM: Final = _EndOfStream()
 """Yielded by `HttpTransport.stream` for OpenAI's `data: [DONE]` marker."""
 
 _E = TypeVar("_E", bound=ToolwireError)
+_T = TypeVar("_T")
 Frame: TypeAlias = dict[str, Any] | _EndOfStream
 
 # Headers providers use for the id support staff ask for (OpenAI, Anthropic, Google, proxies).
@@ -81,6 +83,23 @@ _HINTS: dict[type[ToolwireError], str] = {
     ProviderError: "the provider failed; retry later",
 }
 _MAX_RETRY_AFTER = 60.0  # a longer Retry-After is treated as "give up", not as a sleep
+MAX_EVENT_BYTES = 16 * 1024 * 1024
+"""The largest SSE event or NDJSON line accepted (a whole reply with images can pass 1 MiB)."""
+
+
+async def _capped_lines(response: httpx2.Response) -> AsyncIterator[str | None]:
+    """NDJSON lines, each at most `MAX_EVENT_BYTES`; `None` marks a longer one (memory stays bounded)."""
+    buffer = bytearray()
+    async for chunk in response.aiter_bytes():
+        buffer.extend(chunk)
+        while (end := buffer.find(b"\n")) >= 0:
+            yield buffer[:end].decode("utf-8", "replace")
+            del buffer[: end + 1]
+        if len(buffer) > MAX_EVENT_BYTES:
+            yield None
+            return
+    if buffer:
+        yield buffer.decode("utf-8", "replace")
 
 
 # retry policy
@@ -133,10 +152,16 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 # errors
 
 
+_SHORT_SECRET = 8
+"""Shorter values are not redacted: no provider issues such keys, and replacing `a` or `test`
+everywhere would mangle the very message meant to help (dummy keys for local servers are short)."""
+
+
 def _redact(value: Any, secrets: Iterable[str]) -> Any:
     if isinstance(value, str):
         for secret in secrets:
-            value = value.replace(secret, "[redacted]")
+            if len(secret) >= _SHORT_SECRET:
+                value = value.replace(secret, "[redacted]")
         return value
     if isinstance(value, dict):
         return {k: _redact(v, secrets) for k, v in value.items()}
@@ -218,8 +243,14 @@ class _Attempt:
     errors: list[str] = field(default_factory=list)
 
     async def wait(self, reason: str, retry_after: float | None = None) -> bool:
-        """Sleep before the next retry; `False` when retries are exhausted."""
+        """Sleep before the next retry; `False` when retries are exhausted or not worth waiting for.
+
+        A `Retry-After` longer than `_MAX_RETRY_AFTER` gives up at once: sleeping minutes inside
+        one call helps nobody; the error carries the wait so the caller can schedule it.
+        """
         if self.number >= self.policy.max_retries:
+            return False
+        if retry_after is not None and retry_after > _MAX_RETRY_AFTER:
             return False
         delay = self.policy.delay(self.number, retry_after)
         logger.info("toolwire: retrying %s request in %.2fs after %s", self.provider, delay, reason)
@@ -353,7 +384,14 @@ class HttpTransport:
             try:
                 request = pool.build_request("POST", url, json=body, headers=headers)
                 response = await pool.send(request, stream=True)
-            except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout, httpx2.RemoteProtocolError) as exc:
+            except (
+                httpx2.ConnectError,
+                httpx2.ConnectTimeout,
+                httpx2.PoolTimeout,
+                httpx2.RemoteProtocolError,
+                httpx2.ReadError,  # a reset before any byte of the reply: nothing was processed yet
+                httpx2.WriteError,
+            ) as exc:
                 if not await attempt.wait(type(exc).__name__):
                     raise self._fail(self._transport_error(exc)) from exc
                 continue
@@ -399,7 +437,7 @@ class HttpTransport:
         import httpx2
 
         try:
-            async for event in httpx2.EventSource(response):
+            async for event in self._within_idle_timeout(httpx2.EventSource(response, max_event_size=MAX_EVENT_BYTES)):
                 data = event.data.strip()
                 if not data:
                     continue
@@ -418,13 +456,34 @@ class HttpTransport:
         import httpx2
 
         try:
-            async for line in response.aiter_lines():
+            async for line in self._within_idle_timeout(_capped_lines(response)):
+                if line is None:
+                    raise self._fail(self._stream_error(f"sent a line longer than {MAX_EVENT_BYTES} bytes"))
                 if line.strip():
                     yield self._parse_frame(line)
         except httpx2.TimeoutException as exc:
             raise self._fail(self._transport_error(exc)) from exc
         except httpx2.HTTPError as exc:
             raise self._fail(self._stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
+
+    async def _within_idle_timeout(self, events: AsyncIterable[_T]) -> AsyncIterator[_T]:
+        """Each event must arrive within `timeout` of the last one.
+
+        The read timeout alone is reset by any byte, so a server that sends only keep-alive
+        comments holds a dead stream open forever.
+        """
+        iterator = aiter(events)
+        while True:
+            try:
+                async with asyncio.timeout(self.timeout):
+                    event = await anext(iterator)
+            except StopAsyncIteration:
+                return
+            except builtins.TimeoutError:
+                raise self._fail(
+                    self._stream_error(f"stalled: no event for {self.timeout:g}s (keep-alives do not count)")
+                ) from None
+            yield event
 
     def _parse_frame(self, data: str) -> dict[str, Any]:
         try:

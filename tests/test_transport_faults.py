@@ -1,0 +1,157 @@
+"""Transport faults (issue 15.5): resets, stalls, long Retry-After, partial replies, caps, scrubbing."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from toolwire import TextDelta
+from toolwire.client import connect_http
+from toolwire.errors import BadRequestError, ProviderError, RateLimitError, StreamError
+from toolwire.testing import ErrorReply, RawReply, ScriptedServer
+
+OK_BODY = json.dumps(
+    {"id": "r", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "fine"}}]}
+).encode()
+
+
+@contextmanager
+def raw_server(handle: Callable[[socket.socket, int], None]) -> Iterator[str]:
+    """A loopback server that hands each accepted connection (and its number) to `handle`."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        number = 0
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            number += 1
+            threading.Thread(target=handle, args=(connection, number), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    finally:
+        stop.set()
+        listener.close()
+
+
+def read_request(connection: socket.socket) -> None:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += connection.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+    )
+    while len(body) < length:
+        body += connection.recv(65536)
+
+
+async def test_a_connection_reset_before_any_reply_byte_is_retried() -> None:
+    def handle(connection: socket.socket, number: int) -> None:
+        read_request(connection)
+        if number == 1:  # reset: RST instead of an answer
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            connection.close()
+            return
+        head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(OK_BODY)}\r\n\r\n"
+        connection.sendall(head.encode() + OK_BODY)
+        connection.close()
+
+    with raw_server(handle) as url:
+        async with connect_http("openai-compatible:m", base_url=url, api_key="k", retry_base_delay=0.01) as client:
+            assert (await client.complete("hi")).text == "fine"
+
+
+async def test_keep_alive_comments_do_not_hold_a_dead_stream_open() -> None:
+    done = threading.Event()
+
+    def handle(connection: socket.socket, number: int) -> None:
+        read_request(connection)
+        connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
+        chunk = b'data: {"choices": [{"index": 0, "delta": {"content": "hel"}}]}\n\n'
+        connection.sendall(chunk)
+        while not done.wait(0.05):
+            try:
+                connection.sendall(b": keep-alive\n\n")
+            except OSError:
+                return
+        connection.close()
+
+    with raw_server(handle) as url:
+        async with connect_http("openai-compatible:m", base_url=url, api_key="k", timeout=1.0) as client:
+            with pytest.raises(StreamError) as caught:
+                async for _ in client.stream("hi"):
+                    pass
+    done.set()
+    assert "stalled: no event for 1s (keep-alives do not count)" in caught.value.message
+    assert caught.value.partial == [TextDelta(text="hel")]
+
+
+async def test_a_retry_after_beyond_the_budget_gives_up_at_once_and_says_how_long() -> None:
+    turns = [ErrorReply(status=429, message="slow down", headers={"retry-after": "120"})] * 3
+    with ScriptedServer(turns) as server:
+        async with server.connect("anthropic:m", max_retries=2) as client:
+            with pytest.raises(RateLimitError) as caught:
+                await client.complete("hi")
+        assert (caught.value.retry_after, len(server.requests)) == (120.0, 1)
+
+
+async def test_an_error_event_mid_stream_keeps_what_streamed_before() -> None:
+    sse = (
+        'data: {"choices": [{"index": 0, "delta": {"content": "partial answer"}}]}\n\n'
+        'data: {"error": {"message": "the model crashed", "type": "server_error"}}\n\n'
+    )
+    with ScriptedServer([RawReply(body=sse)]) as server:
+        async with server.connect("openai:m") as client:
+            with pytest.raises(ProviderError) as caught:
+                async for _ in client.stream("hi"):
+                    pass
+    assert caught.value.partial == [TextDelta(text="partial answer")]
+
+
+async def test_events_past_one_mebibyte_pass_and_the_cap_is_enforced() -> None:
+    big = "x" * (3 * 1024 * 1024)
+    chunk = json.dumps({"choices": [{"index": 0, "delta": {"content": big}, "finish_reason": "stop"}]})
+    huge_line = json.dumps({"message": {"role": "assistant", "content": "y" * (17 * 1024 * 1024)}, "done": True})
+    turns = [
+        RawReply(body=f"data: {chunk}\n\ndata: [DONE]\n\n"),
+        RawReply(body=huge_line + "\n", content_type="application/x-ndjson"),
+    ]
+    with ScriptedServer(turns) as server:
+        async with server.connect("openai:m") as client:
+            events = [event async for event in client.stream("hi")]
+        assert events[-1].response.text == big  # type: ignore[attr-defined]
+        async with server.connect("ollama:m") as client:
+            with pytest.raises(StreamError, match="sent a line longer than 16777216 bytes"):
+                async for _ in client.stream("hi"):
+                    pass
+
+
+async def test_credentials_in_headers_are_scrubbed_and_short_keys_never_mangle_text() -> None:
+    secret = "hdr-secret-0123456789"
+    turns = [
+        ErrorReply(status=400, message=f"bad header value {secret}"),
+        ErrorReply(status=400, message="a bad request about a test"),
+    ]
+    with ScriptedServer(turns) as server:
+        async with server.connect("openai:m", headers={"x-gateway-token": secret}) as client:
+            with pytest.raises(BadRequestError) as caught:
+                await client.complete("hi")
+        assert "'bad header value [redacted]'" in caught.value.message
+        assert secret not in repr(caught.value.args)
+        async with server.connect("openai:m", api_key="a") as client:
+            with pytest.raises(BadRequestError) as short:
+                await client.complete("hi")
+        assert "'a bad request about a test'" in short.value.message
