@@ -152,7 +152,7 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 # errors
 
 
-_SHORT_SECRET = 8
+_SHORT_SECRET = 6
 """Shorter values are not redacted: no provider issues such keys, and replacing `a` or `test`
 everywhere would mangle the very message meant to help (dummy keys for local servers are short)."""
 
