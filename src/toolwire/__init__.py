@@ -62,6 +62,9 @@ if TYPE_CHECKING:
     from toolwire.session import Session
     from toolwire.tools import Dependency, Depends, Tool, ToolContext, ToolError, define_tool, tool
 
+__version__ = "0.1.0"
+"""The package version (kept equal to pyproject.toml's by tests/test_architecture.py)."""
+
 # Loaded on first use, so `import toolwire` does not pull in pydantic, httpx2 or the runtime.
 _LAZY: dict[str, str] = {
     "Agent": "toolwire.agent",

@@ -131,7 +131,8 @@ def test_run_without_a_terminal_rejects_high_risk_calls_unless_yes(project: Path
     write = ToolCall(id="call_w", name="write", arguments={"path": "out.txt", "content": "x"})
     with ScriptedServer([reply("", [write]), reply("Could not write.")]) as server:
         done = toolwire("run", "--json", *at(server), "write it", cwd=project)
-    assert done.returncode == 0
+    assert done.returncode == 3  # the task was not done: a call was refused with nobody to ask
+    assert "Refused for lack of a terminal to ask: write; pass --yes.\n" in done.stderr
     assert not (project / "out.txt").exists()
     assert json.loads(done.stdout)["calls"][0]["approved"] is False
     reason = "no one can approve it: run without a terminal; pass --yes to allow high-risk tools"
@@ -388,3 +389,18 @@ def test_run_with_the_copilot_provider_through_a_fake_cli(project: Path, tmp_pat
     )
     assert (done.returncode, done.stdout) == (0, "The file says hi.\n")
     assert '→ read(path="hello.txt")' in done.stderr and "hi from the file" in done.stderr
+
+
+def test_version_and_an_unfinished_run_exit_status(project: Path) -> None:
+    from importlib.metadata import version
+
+    import toolwire as package
+
+    assert package.__version__ == version("toolwire")
+    shown = toolwire("--version", cwd=project)
+    assert (shown.returncode, shown.stdout) == (0, f"toolwire {package.__version__}\n")
+    loop = ToolCall(id="call_r", name="read", arguments={"path": "hello.txt"})
+    with ScriptedServer([reply("", [loop])] * 3) as server:
+        done = toolwire("run", "--max-tool-turns", "1", *at(server), "read forever", cwd=project)
+    assert done.returncode == 3
+    assert "The run stopped early: max_turns." in done.stderr

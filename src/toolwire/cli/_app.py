@@ -1,8 +1,10 @@
 """The argument parser, the settings order, and the one place errors become exit statuses.
 
 Exit statuses: 0 success, 1 a runtime failure (server unreachable, key rejected, provider
-error), 2 a usage or settings error, 130 interrupted (Ctrl-C). Every failure is one line on
-stderr, never a traceback (`--debug` logs the traceback of unexpected ones).
+error), 2 a usage or settings error, 3 a `run` that did not finish (the tool-turn limit, the
+token limit, a high-risk call refused because nobody could approve it), 130 interrupted (Ctrl-C).
+Every failure is one line on stderr, never a traceback (`--debug` logs the traceback of
+unexpected ones).
 """
 
 from __future__ import annotations
@@ -87,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The `toolwire` command line."""
     formatter = argparse.RawDescriptionHelpFormatter
     parser = _Parser(prog="toolwire", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=formatter)
+    from toolwire import __version__
+
+    parser.add_argument("--version", action="version", version=f"toolwire {__version__}")
     _add_common(parser, top=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 

@@ -19,6 +19,9 @@ from toolwire.types import Message
 
 __all__ = ["drive", "run_command"]
 
+UNFINISHED = 3
+"""Exit status of a run that did not finish its task (see the CLI module's docstring)."""
+
 _NO_TERMINAL = "no one can approve it: run without a terminal; pass --yes to allow high-risk tools"
 
 
@@ -38,14 +41,20 @@ def run_command(settings: Settings, args: argparse.Namespace) -> int:
             result = loop.run(drive(agent, prompt, EventView(err, live_text=False)))
         if model.report is not None:
             err.print(Text(model.report(), style="dim"))
-    if result.stop_reason not in ("end_turn", "done"):
+    unfinished = result.stop_reason not in ("end_turn", "done")
+    if unfinished:
         err.print(Text(f"The run stopped early: {result.stop_reason}.", style="yellow"))
+    unasked = (
+        [] if settings.yes or sys.stdin.isatty() else [r.call.name for r in result.calls if r.review and not r.approved]
+    )
+    if unasked:
+        err.print(Text(f"Refused for lack of a terminal to ask: {', '.join(unasked)}; pass --yes.", style="yellow"))
     if args.json:
         print_json(Console(), result.to_dict())
     else:
         sys.stdout.write(result.text + ("\n" if not result.text.endswith("\n") else ""))
         sys.stdout.flush()
-    return 0
+    return UNFINISHED if unfinished or unasked else 0
 
 
 def _reviewer(settings: Settings, err: Console) -> Reviewer:
