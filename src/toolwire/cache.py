@@ -8,6 +8,7 @@ bounded by the outputs themselves: each is stored once, as the string it already
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterator, Sequence
@@ -23,8 +24,6 @@ __all__ = [
     "ToolOutputCache",
     "cache_tools",
     "output_text",
-    "tool_output_cache",
-    "tool_output_cache_grep",
     "trim_history",
 ]
 
@@ -229,8 +228,7 @@ CACHE: Dependency[ToolOutputCache] = Dependency("toolwire.tool_output_cache", To
 """The run's cache; the agent supplies its own through `ToolContext.deps`."""
 
 
-@tool(risk="low", name="tool_output_cache")
-def tool_output_cache(ref_id: str, offset: int = 1, limit: int = 200, cache: ToolOutputCache = Depends(CACHE)) -> str:
+def _read_cached(ref_id: str, offset: int = 1, limit: int = 200, cache: ToolOutputCache = Depends(CACHE)) -> str:
     """Read a trimmed tool output back, with line numbers.
 
     Args:
@@ -242,8 +240,7 @@ def tool_output_cache(ref_id: str, offset: int = 1, limit: int = 200, cache: Too
     return cache.read(ref_id, offset=offset, limit=limit)
 
 
-@tool(risk="low", name="tool_output_cache_grep")
-def tool_output_cache_grep(
+def _grep_cached(
     ref_id: str,
     pattern: str,
     regex: bool = False,
@@ -266,6 +263,21 @@ def tool_output_cache_grep(
     return cache.grep(ref_id, pattern, regex=regex, before=before, after=after, max_matches=max_matches)
 
 
+@functools.cache
 def cache_tools() -> tuple[Tool, Tool]:
-    """The two tools the agent offers when it trims outputs."""
-    return tool_output_cache, tool_output_cache_grep
+    """The two tools the agent offers when it trims outputs.
+
+    Built on first use, not at import: each tool is a Pydantic model, and most runs never trim.
+    """
+    return (
+        tool(risk="low", name="tool_output_cache")(_read_cached),
+        tool(risk="low", name="tool_output_cache_grep")(_grep_cached),
+    )
+
+
+def __getattr__(name: str) -> Tool:
+    """`tool_output_cache` and `tool_output_cache_grep`, the `Tool`s, built on first access."""
+    names = ("tool_output_cache", "tool_output_cache_grep")
+    if name in names:
+        return cache_tools()[names.index(name)]
+    raise AttributeError(f"module 'toolwire.cache' has no attribute {name!r}")

@@ -24,6 +24,7 @@ with the convention's variable `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTE
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -33,11 +34,6 @@ from urllib.parse import urlsplit
 
 from toolwire._serialize import dump_messages
 from toolwire.types import Message, Response, ToolCall, ToolDefinition, ToolResult, Usage
-
-try:
-    from opentelemetry import trace as _trace
-except ImportError:  # pragma: no cover - the extra is not installed
-    _trace = None  # type: ignore[assignment]
 
 __all__ = [
     "CONTENT_ENV",
@@ -153,7 +149,7 @@ def chat_span(
         attributes["gen_ai.input.messages"] = _json(dump_messages(list(messages)))
         if tools:
             attributes["gen_ai.tool.definitions"] = _json([_definition(t) for t in tools])
-    otel_span = tracer.start_span(f"chat {model}", kind=_trace.SpanKind.CLIENT, attributes=attributes)
+    otel_span = tracer.start_span(f"chat {model}", kind=_otel().SpanKind.CLIENT, attributes=attributes)
     try:
         yield ChatSpan(otel_span)
     except BaseException as exc:
@@ -212,15 +208,24 @@ def record_tool_result(otel_span: Any, result: ToolResult, *, approved: bool, er
         error_type = "tool_error"
     if error_type is not None:
         otel_span.set_attribute("error.type", error_type)
-        otel_span.set_status(_trace.Status(_trace.StatusCode.ERROR))
+        otel_span.set_status(_otel().Status(_otel().StatusCode.ERROR))
     if capture_content():
         otel_span.set_attribute("gen_ai.tool.call.result", _json(dump_messages([result])[0].get("value")))
 
 
-def _tracer() -> Any:
-    if _trace is None:
+@functools.cache
+def _otel() -> Any:
+    """`opentelemetry.trace`, imported on first use (it costs ~10 ms), or None without the extra."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
         return None
-    return _trace.get_tracer("toolwire")
+    return trace
+
+
+def _tracer() -> Any:
+    trace = _otel()
+    return None if trace is None else trace.get_tracer("toolwire")
 
 
 def _fail(otel_span: Any, exc: BaseException) -> None:
@@ -228,7 +233,7 @@ def _fail(otel_span: Any, exc: BaseException) -> None:
         return  # the caller stopped reading a stream: not a failure of the call
     error_type = "cancelled" if isinstance(exc, asyncio.CancelledError) else type(exc).__qualname__
     otel_span.set_attribute("error.type", error_type)
-    otel_span.set_status(_trace.Status(_trace.StatusCode.ERROR, error_type))
+    otel_span.set_status(_otel().Status(_otel().StatusCode.ERROR, error_type))
 
 
 def _server_attributes(url: str | None) -> dict[str, Any]:

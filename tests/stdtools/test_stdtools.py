@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -137,13 +138,25 @@ def _pid_written(path: Path) -> bool:
     return path.exists() and path.read_text(encoding="ascii").endswith("\n")
 
 
-def _gone(pid: int) -> bool:
-    """The process is dead (absent, or a zombie waiting for whoever adopted it)."""
+def _dead(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
             return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+def _gone(pid: int) -> bool:
+    """The process dies (absent, or a zombie waiting for whoever adopted it) within 30 s.
+
+    SIGKILL is delivered asynchronously: right after `kill` the target may still be running.
+    """
+    deadline = time.monotonic() + 30
+    while not _dead(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 async def test_exec_returns_when_the_command_exits_and_stops_a_daemonised_grandchild(root: Path) -> None:
