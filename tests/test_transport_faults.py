@@ -14,6 +14,7 @@ import pytest
 from toolwire import TextDelta
 from toolwire.client import connect_http
 from toolwire.errors import BadRequestError, ProviderError, RateLimitError, StreamError
+from toolwire.errors import TimeoutError as ToolwireTimeout
 from toolwire.testing import ErrorReply, RawReply, ScriptedServer
 
 OK_BODY = json.dumps(
@@ -155,3 +156,28 @@ async def test_credentials_in_headers_are_scrubbed_and_short_keys_never_mangle_t
             with pytest.raises(BadRequestError) as short:
                 await client.complete("hi")
         assert "'a bad request about a test'" in short.value.message
+
+
+async def test_an_overall_deadline_ends_a_stream_that_never_finishes() -> None:
+    done = threading.Event()
+
+    def handle(connection: socket.socket, number: int) -> None:
+        read_request(connection)
+        connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
+        chunk = b'data: {"choices": [{"index": 0, "delta": {"content": "."}}]}\n\n'
+        while not done.wait(0.05):  # an event every 50 ms, within the idle timeout, forever
+            try:
+                connection.sendall(chunk)
+            except OSError:
+                return
+
+    with raw_server(handle) as url:
+        options = {"base_url": url, "api_key": "k", "timeout": 30.0, "deadline": 1.0}
+        async with connect_http("openai-compatible:m", **options) as client:  # type: ignore[arg-type]
+            with pytest.raises(ToolwireTimeout) as caught:
+                async for _ in client.stream("hi"):
+                    pass
+    done.set()
+    assert caught.value.message == (
+        "openai-compatible did not finish within the deadline of 1s; raise deadline= or ask for less."
+    )

@@ -69,7 +69,7 @@ ToolLike: TypeAlias = ToolDefinition | _HasDefinition
 
 # Options every client accepts; the rest are per provider (`Provider.options`).
 _PARAM_OPTIONS = ("max_tokens", "temperature", "parallel_tool_calls", "extra")
-_CLIENT_OPTIONS = ("retry_base_delay", "retry_max_delay", "headers", "access_token", *_PARAM_OPTIONS)
+_CLIENT_OPTIONS = ("retry_base_delay", "retry_max_delay", "headers", "access_token", "deadline", *_PARAM_OPTIONS)
 
 
 def _parse_target(target: str) -> tuple[Provider, str]:
@@ -192,6 +192,7 @@ def connect_http(
         max_retries: Retries of transient failures (408/409/429/5xx, connection errors).
         **options: `max_tokens`, `temperature`, `parallel_tool_calls`, `extra` (defaults for every
             call), `headers` (extra HTTP headers), `retry_base_delay` / `retry_max_delay` (seconds),
+            `deadline` (seconds for a whole request, retries and streaming included),
             and provider options: Vertex `project`, `location`, `access_token`.
 
     Raises:
@@ -215,7 +216,15 @@ def connect_http(
         max_delay=float(options.get("retry_max_delay", 8.0)),
     )
     secrets = [key or "", *_secret_header_values(options.get("headers") or {})]
-    transport = HttpTransport(provider=provider.name, headers=headers, secrets=secrets, timeout=timeout, retry=retry)
+    deadline = options.get("deadline")
+    transport = HttpTransport(
+        provider=provider.name,
+        headers=headers,
+        secrets=secrets,
+        timeout=timeout,
+        retry=retry,
+        deadline=float(deadline) if deadline is not None else None,
+    )
     root = url.format(**values).rstrip("/")
     return Client(
         provider=provider,

@@ -266,8 +266,9 @@ class HttpTransport:
         provider: The provider name used in error messages.
         headers: Headers sent with every request (auth included); never logged or put in errors.
         secrets: Values to scrub from any error text (the API key, the bearer token).
-        timeout: Seconds for connecting and for each read.
+        timeout: Seconds for connecting, for each read, and between two events of a stream.
         retry: The retry policy.
+        deadline: Seconds for the whole request, retries and streaming included (`None`: no cap).
     """
 
     def __init__(
@@ -278,9 +279,11 @@ class HttpTransport:
         secrets: Iterable[str] = (),
         timeout: float | None = 60.0,
         retry: RetryPolicy | None = None,
+        deadline: float | None = None,
     ) -> None:
         import httpx2  # noqa: F401 - fail early, at client creation, when httpx2 is missing
 
+        self.deadline = deadline
         self.provider = provider
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
@@ -324,7 +327,7 @@ class HttpTransport:
         """POST `body`; return the parsed JSON reply and the request id, retrying transient failures."""
         import httpx2
 
-        async with self._send(url, body) as response:
+        async with self._overall(), self._send(url, body) as response:
             request_id = request_id_from(response.headers)
             try:
                 raw = await response.aread()
@@ -360,10 +363,28 @@ class HttpTransport:
 
         Retries happen only while connecting and on an error status, before any event is read.
         """
-        async with self._send(url, body, stream=True) as response:
+        async with self._overall(), self._send(url, body, stream=True) as response:
             request_id = request_id_from(response.headers)
             reader = self._sse_frames(response) if framing == "sse" else self._ndjson_frames(response)
             yield reader, request_id
+
+    @asynccontextmanager
+    async def _overall(self) -> AsyncIterator[None]:
+        """The request's `deadline`, over retries and the whole stream."""
+        scope = asyncio.timeout(self.deadline)
+        try:
+            async with scope:
+                yield
+        except builtins.TimeoutError:
+            if not scope.expired():
+                raise
+            raise self._fail(
+                TimeoutError(
+                    f"{self.provider} did not finish within the deadline of {self.deadline:g}s; "
+                    "raise deadline= or ask for less.",
+                    provider=self.provider,
+                )
+            ) from None
 
     @asynccontextmanager
     async def _send(self, url: str, body: dict[str, Any], *, stream: bool = False) -> AsyncIterator[httpx2.Response]:
