@@ -169,7 +169,9 @@ async def test_status_maps_to_a_typed_error(case: Case, status: int, kind: type[
     assert error.status == status
     assert error.request_id == "req_1"
     assert error.provider == case.provider
-    assert error.message.startswith(f'{case.provider} answered HTTP {status}: "the provider\'s own words"; ')
+    answered = f"{case.provider} answered HTTP {status}" + (" for POST http://" if status == 404 else ": ")
+    assert error.message.startswith(answered)  # a 404 names the address: usually a wrong base_url
+    assert '"the provider\'s own words"; ' in error.message
 
 
 def test_error_for_status_reads_every_provider_shape() -> None:

@@ -181,3 +181,23 @@ async def test_an_overall_deadline_ends_a_stream_that_never_finishes() -> None:
     assert caught.value.message == (
         "openai-compatible did not finish within the deadline of 1s; raise deadline= or ask for less."
     )
+
+
+async def test_a_404_names_the_address_and_never_switches_to_text_mode() -> None:
+    from toolwire.agent import Agent
+    from toolwire.stdtools import read
+
+    not_found = ErrorReply(status=404, body={"detail": "Not Found"})
+    with ScriptedServer([not_found, not_found]) as server:
+        url = server.base_url
+        async with server.connect("openai:m", max_retries=0) as client:
+            with pytest.raises(BadRequestError) as caught:
+                await client.complete("hi")
+            with pytest.raises(BadRequestError):  # `auto` must not take a wrong address for "no tools"
+                await Agent(client, [read], tool_mode="auto").run("hi")
+    assert caught.value.message == (
+        f"openai answered HTTP 404 for POST {url}/chat/completions: 'Not Found'; nothing is "
+        "served at that address: check base_url (OpenAI-compatible servers usually end in /v1, e.g. "
+        "http://localhost:8000/v1)."
+    )
+    assert str(caught.value).startswith("openai answered HTTP 404 for POST http://127.0.0.1:")

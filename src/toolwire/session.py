@@ -37,7 +37,9 @@ logger = logging.getLogger("toolwire.session")
 
 
 def _rejects_tools(exc: BadRequestError) -> bool:
-    return "tool" in str(exc).lower()
+    # A 404 is a wrong address (a base URL without /v1), whatever the body says: never a reason
+    # to fall back to text mode.
+    return exc.status != 404 and "tool" in str(exc).lower()
 
 
 async def ask_model(

@@ -438,7 +438,15 @@ class HttpTransport:
         except (ValueError, RecursionError):
             body = text or None
         request_id = request_id_from(response.headers, body)
-        return error_for_status(response.status_code, body, text, provider=self.provider, request_id=request_id)
+        error = error_for_status(response.status_code, body, text, provider=self.provider, request_id=request_id)
+        if response.status_code == 404 and "model" not in _error_message(body, text).lower():
+            error.message = (
+                f"{self.provider} answered HTTP 404 for POST {response.request.url}: "
+                f"{_error_message(body, text)!r}; nothing is served at that address: check base_url "
+                "(OpenAI-compatible servers usually end in /v1, e.g. http://localhost:8000/v1)."
+            )
+            error.args = (error.message,)
+        return error
 
     def _transport_error(self, exc: Exception) -> ToolwireError:
         import httpx2
