@@ -377,3 +377,27 @@ def test_tools_given_as_objects_with_definition_and_as_mapping() -> None:
     text = "<tool_call>get_weather<arg_key>days</arg_key><arg_value>5</arg_value></tool_call>"
     assert summary(text, [Tool()])[1] == [("get_weather", {"days": 5}, "glm")]
     assert summary(text, {"get_weather": WEATHER})[1] == [("get_weather", {"days": 5}, "glm")]
+
+
+def test_harmony_channels_become_reasoning_calls_and_the_answer() -> None:
+    from toolwire import ThinkingPart
+    from toolwire.testing import reply
+    from toolwire.textcalls._conversation import calls_from_text
+    from toolwire.types import StopReason, TextPart, ToolDefinition
+
+    weather = [ToolDefinition(name="get_weather")]
+    calling = (
+        "<|channel|>analysis<|message|>User wants weather. Call tool.<|end|>"
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+        '<|message|>{"city":"Paris"}<|call|>'
+    )
+    first = calls_from_text(reply(calling), weather, "text")
+    assert first.message.parts[0] == ThinkingPart(text="User wants weather. Call tool.")
+    assert [(c.name, c.arguments) for c in first.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert (first.text, first.stop_reason) == ("", StopReason.TOOL_USE)
+    answering = (
+        "<|channel|>analysis<|message|>Think hard.<|end|><|start|>assistant<|channel|>final<|message|>It is sunny."
+    )
+    final = calls_from_text(reply(answering), weather, "text")
+    assert final.message.parts == [ThinkingPart(text="Think hard."), TextPart(text="It is sunny.")]
+    assert final.stop_reason == StopReason.END_TURN

@@ -15,6 +15,7 @@ from typing import Literal
 from toolwire.codecs._shared import dumps
 from toolwire.textcalls._parse import parse_tool_calls
 from toolwire.textcalls._render import TOOL_CALL_PREFIX, render_tool_prompt
+from toolwire.textcalls._token_formats import split_harmony_channels
 from toolwire.types import (
     AssistantMessage,
     Message,
@@ -22,6 +23,7 @@ from toolwire.types import (
     StopReason,
     SystemMessage,
     TextPart,
+    ThinkingPart,
     ToolCall,
     ToolDefinition,
     ToolResult,
@@ -97,15 +99,22 @@ def calls_from_text(response: Response, tools: Sequence[ToolDefinition], path: s
     Each call's `metadata["textcalls"]["path"]` says which mode found it (for `--debug`).
     """
     remaining, calls = parse_tool_calls(response.text, list(tools))
-    if not calls:
+    channels = split_harmony_channels(remaining)
+    if not calls and channels is None:
         return response
+    thinking: list[ThinkingPart] = []
+    if channels is not None:
+        reasoning, remaining = channels
+        thinking = [ThinkingPart(text=reasoning)] if reasoning else []
     for call in calls:
         call.metadata.setdefault("textcalls", {})["path"] = path
         logger.debug("tool call %s found by %s parsing (%s)", call.name, path, call.metadata["textcalls"])
     others = [p for p in response.message.parts if not isinstance(p, TextPart | ToolCall)]
     text = [TextPart(text=remaining)] if remaining.strip() else []
-    message = AssistantMessage(parts=[*others, *text, *calls], metadata=response.message.metadata)
-    stop = StopReason.TOOL_USE if response.stop_reason == StopReason.END_TURN else response.stop_reason
+    parts: list[TextPart | ThinkingPart | ToolCall] = [*others, *thinking, *text, *calls]
+    message = AssistantMessage(parts=parts, metadata=response.message.metadata)
+    end_turn = response.stop_reason == StopReason.END_TURN
+    stop = StopReason.TOOL_USE if end_turn and calls else response.stop_reason
     return Response(
         message=message,
         stop_reason=stop,

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from toolwire.textcalls._model import Context, Found, RawCall, rstrip_end, valid_name
 from toolwire.textcalls._scan import Finder
 
-__all__ = ["find_deepseek", "find_harmony", "find_kimi"]
+__all__ = ["find_deepseek", "find_harmony", "find_kimi", "split_harmony_channels"]
 
 
 def _deepseek_token(name: str) -> re.Pattern[str]:
@@ -185,3 +185,31 @@ def find_harmony(ctx: Context) -> list[Found]:
         call = RawCall(recipient.group(1), text[body_start:body_end].strip(), "harmony")
         found.append(Found(start, resume, [call]))
     return found
+
+
+_HARMONY_MESSAGE = re.compile(
+    r"(?:<\|start\|>[^<]*)?<\|channel\|>(\w+)[^<]*?(?:<\|constrain\|>[^<]*)?<\|message\|>(.*?)"
+    r"(?:<\|end\|>|<\|return\|>|<\|call\|>|(?=<\|start\|>)|\Z)",
+    re.DOTALL,
+)
+
+
+def split_harmony_channels(text: str) -> tuple[str, str] | None:
+    """gpt-oss Harmony text as `(reasoning, answer)`, or None when the text is not Harmony.
+
+    `analysis` is the model's reasoning (never shown as the answer); `final` is the answer;
+    `commentary` without a recipient is a visible preamble. Calls (`to=functions.x`) were taken
+    out by the parser before this runs.
+    """
+    if "<|channel|>" not in text:
+        return None
+    reasoning: list[str] = []
+    answer: list[str] = []
+    end = 0
+    for match in _HARMONY_MESSAGE.finditer(text):
+        answer.append(text[end : match.start()].strip())
+        channel, content = match.group(1), match.group(2).strip()
+        (reasoning if channel == "analysis" else answer).append(content)
+        end = match.end()
+    answer.append(text[end:].strip())
+    return "\n".join(r for r in reasoning if r), "\n".join(a for a in answer if a)
