@@ -65,3 +65,14 @@ async def test_ray_gives_the_same_results_as_the_local_mode(local_ray: None, tmp
     assert len(spread) == 40
     assert sorted(map(comparable, spread)) == sorted(map(comparable, local))
     assert {r.error for r in spread} == {None}
+
+
+async def test_ray_workers_get_the_key_variables_they_need(local_ray: None, tmp_path: Path) -> None:
+    from toolwire.testing import ScriptedServer, reply
+
+    with ScriptedServer(lambda request: reply("ok")) as server:
+        recipe = AgentRecipe("openai", "m", str(tmp_path), base_url=server.base_url, api_key_env="TW_RAY_TEST_KEY")
+        env = {"TW_RAY_TEST_KEY": "sk-ray-worker-key"}  # set only for the workers, not in this process
+        results = [r async for r in run_batch_ray([Task(id="a", prompt="hi")], recipe, workers=1, env=env)]
+        assert [(r.text, r.error) for r in results] == [("ok", None)]
+        assert server.requests[0].headers["authorization"] == "Bearer sk-ray-worker-key"

@@ -10,7 +10,7 @@ moves the tasks and results.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 from toolwire.batch._results import TaskResult
@@ -54,6 +54,7 @@ async def run_batch_ray(
     workers: int | None = None,
     timeout: float | None = None,
     retries: int = 2,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[TaskResult]:
     """`run_batch` on Ray: join the cluster at `address` (or start a local one), yield results.
 
@@ -66,6 +67,8 @@ async def run_batch_ray(
         workers: How many worker actors (default: one per CPU of the cluster).
         timeout: Seconds per task.
         retries: Retries after rate limits and transient provider failures.
+        env: Environment variables the workers need (API keys: Ray workers do not inherit the
+            driver's environment), passed through each actor's `runtime_env`.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency!r}.")
@@ -74,7 +77,8 @@ async def run_batch_ray(
     if started_here:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
     count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-    actor_class = ray.remote(num_cpus=0)(_Worker).options(max_concurrency=concurrency)
+    runtime_env = {"env_vars": dict(env)} if env else None
+    actor_class = ray.remote(num_cpus=0)(_Worker).options(max_concurrency=concurrency, runtime_env=runtime_env)
     pool = _Pool([actor_class.remote(make_agent, timeout, retries) for _ in range(count)], concurrency)
     try:
         async for result in pool.run(iter(tasks)):

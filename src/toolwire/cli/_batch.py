@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from toolwire.batch import (
     run_batch_ray,
 )
 from toolwire.cli._settings import COPILOT, SCRIPTED_PROVIDERS, Settings, UsageError
+from toolwire.client import PROVIDERS
 
 __all__ = ["batch_command"]
 
@@ -127,7 +129,15 @@ def _results(recipe: AgentRecipe, tasks: Iterator[Task], args: argparse.Namespac
     options = {"concurrency": args.concurrency, "timeout": args.timeout, "retries": args.retries}
     if args.ray is None:
         return run_batch(tasks, recipe, **options)
-    return run_batch_ray(tasks, recipe, address=args.ray or None, workers=args.ray_workers, **options)
+    return run_batch_ray(
+        tasks, recipe, address=args.ray or None, workers=args.ray_workers, env=_key_variables(recipe), **options
+    )
+
+
+def _key_variables(recipe: AgentRecipe) -> dict[str, str]:
+    """The API key variables this batch's provider reads, as set here, for the Ray workers."""
+    names = {*(PROVIDERS[recipe.provider].key_env if recipe.provider in PROVIDERS else ()), recipe.api_key_env or ""}
+    return {name: os.environ[name] for name in sorted(names) if name and name in os.environ}
 
 
 @contextlib.contextmanager
