@@ -244,12 +244,12 @@ def test_stand_in_goes_on_the_first_call_of_every_step_of_the_current_turn() -> 
     assert contents[3]["parts"][0]["thoughtSignature"] == SIG_A  # its own, unchanged
 
 
-def test_history_starting_with_a_model_turn_gets_an_empty_user_turn_first() -> None:
+def test_history_starting_with_a_model_turn_gets_a_user_turn_first() -> None:
     call = ToolCall(id="x", name="f", arguments={})
     body = CODEC.encode_request(
         Request(model="m", messages=[AssistantMessage(parts=[call]), ToolResult.text(call, "ok")])
     )
-    assert body["contents"][0] == {"role": "user", "parts": [{"text": ""}]}
+    assert body["contents"][0] == {"role": "user", "parts": [{"text": "Continue."}]}  # never an empty part
     assert body["contents"][1]["parts"][0]["thoughtSignature"] == SIG_SKIP
     assert CODEC.encode_request(CODEC.decode_request(copy.deepcopy(body))) == body
 
@@ -928,3 +928,18 @@ def test_usage_without_counts_and_with_only_thoughts() -> None:
     assert CODEC.decode_response(body).usage == Usage()
     body = {"candidates": [], "usageMetadata": {"promptTokenCount": 5, "thoughtsTokenCount": 4}}
     assert CODEC.decode_response(body).usage == Usage(input_tokens=5, output_tokens=4, reasoning_tokens=4)
+
+
+def test_empty_text_parts_are_never_sent() -> None:
+    call = ToolCall(id="x", name="f", arguments={})
+    messages = [
+        UserMessage(content="hi"),
+        AssistantMessage(parts=[TextPart(text=""), call]),
+        ToolResult.text(call, "ok"),
+        UserMessage(content=""),
+        UserMessage(content=[TextPart(text=""), TextPart(text="go on")]),
+    ]
+    body = CODEC.encode_request(Request(model="m", messages=messages))
+    texts = [p.get("text") for c in body["contents"] for p in c["parts"] if "text" in p]
+    assert texts == ["hi", "go on"]
+    assert [c["role"] for c in body["contents"]] == ["user", "model", "user", "user"]

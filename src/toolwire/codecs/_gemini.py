@@ -233,7 +233,8 @@ class _Contents:
                 case SystemMessage():
                     continue  # goes to systemInstruction
                 case UserMessage():
-                    self._contents.append({"role": "user", "parts": _encode_user(message)})
+                    if user_parts := _encode_user(message):  # an empty turn is a 400: left out
+                        self._contents.append({"role": "user", "parts": user_parts})
                 case AssistantMessage():
                     self._add_model(message, current=index > last_user)
                 case _:
@@ -241,8 +242,8 @@ class _Contents:
         if self._results:
             self._flush_results()
         if self._contents and self._contents[0]["role"] == "model":
-            # "function call turn comes immediately after a user turn": pydantic-ai's empty user text.
-            self._contents.insert(0, {"role": "user", "parts": [{"text": ""}]})
+            # "function call turn comes immediately after a user turn"; an empty text part is a 400.
+            self._contents.insert(0, {"role": "user", "parts": [{"text": _CONTINUE}]})
         return self._contents
 
     def _add_model(self, message: AssistantMessage, *, current: bool) -> None:
@@ -251,7 +252,9 @@ class _Contents:
         for part in message.parts:
             match part:
                 case TextPart():
-                    parts.append(_signed({"text": part.text}, gemini_metadata(part.metadata).get("thought_signature")))
+                    signature = gemini_metadata(part.metadata).get("thought_signature")
+                    if part.text or signature:  # Gemini answers 400 to an empty text part
+                        parts.append(_signed({"text": part.text}, signature))
                 case ThinkingPart():
                     if part.provider == NAME:  # another provider's reasoning is never sent
                         parts.append(_signed({"text": part.text, "thought": True}, part.signature))
@@ -337,10 +340,18 @@ def _encode_result(result: ToolResult, call: ToolCall | None, warn: Any) -> dict
     return {"functionResponse": response}
 
 
+_CONTINUE = "Continue."
+"""The stand-in user turn before a conversation that starts with the model."""
+
+
 def _encode_user(message: UserMessage) -> list[dict[str, Any]]:
     if isinstance(message.content, str):
-        return [{"text": message.content}]
-    return [{"text": p.text} if isinstance(p, TextPart) else _encode_image(p) for p in message.content]
+        return [{"text": message.content}] if message.content else []
+    return [{"text": p.text} if isinstance(p, TextPart) else _encode_image(p) for p in message.content if _filled(p)]
+
+
+def _filled(part: TextPart | ImagePart) -> bool:
+    return not isinstance(part, TextPart) or bool(part.text)
 
 
 def _encode_image(image: ImagePart) -> dict[str, Any]:
