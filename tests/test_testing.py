@@ -132,3 +132,34 @@ async def test_errors_reach_scripted_clients_over_http() -> None:
             assert (await client.complete("hi")).text == "fine"
             with pytest.raises(ProviderError, match="script is exhausted"):
                 await client.complete("hi")
+
+
+async def test_the_official_sdks_read_scripted_replies_whole() -> None:
+    import anthropic
+    import openai
+
+    from toolwire import ToolCall
+    from toolwire.testing import ScriptedServer, reply
+
+    call = ToolCall(id="call_1", name="get_weather", arguments={"city": "Paris"})
+    with ScriptedServer(["hi", "hi", reply("", [call])]) as server:
+        claude = anthropic.AsyncAnthropic(base_url=server.base_url, api_key="k", max_retries=0)
+        async with claude.messages.stream(
+            model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "x"}]
+        ) as s:
+            message = await s.get_final_message()
+        assert (message.content[0].text, message.model, message.usage.input_tokens) == ("hi", "claude-x", 0)
+        assert message.id.startswith("toolwire_req_")
+        plain = await claude.messages.create(
+            model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "x"}]
+        )
+        assert (plain.content[0].text, plain.usage.output_tokens) == ("hi", 0)
+        await claude.close()
+        gpt = openai.AsyncOpenAI(base_url=f"{server.base_url}/v1", api_key="k", max_retries=0)
+        done = []
+        async with gpt.responses.stream(model="gpt-x", input="weather?") as events:
+            async for event in events:
+                if event.type == "response.function_call_arguments.done":
+                    done.append((event.name, event.arguments))
+        assert done == [("get_weather", '{"city":"Paris"}')]
+        await gpt.close()

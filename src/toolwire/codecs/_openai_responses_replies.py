@@ -608,7 +608,8 @@ def _stream_item(item: dict[str, Any], index: int) -> list[dict[str, Any]]:
             {"type": "response.function_call_arguments.delta", **where, "delta": piece}
             for piece in _chunks(item["arguments"])
         ]
-        body.append({"type": "response.function_call_arguments.done", **where, "arguments": item["arguments"]})
+        done = {"type": "response.function_call_arguments.done", **where, "name": item["name"]}
+        body.append(done | {"arguments": item["arguments"]})
     elif item["type"] == "reasoning":
         added = {"type": "reasoning", "id": item["id"], "summary": []}
         body = [event for number, part in enumerate(item["summary"]) for event in _stream_summary(where, number, part)]

@@ -10,6 +10,7 @@ incoming body is decoded with the codec's `decode_request`; each reply is render
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import socket
 import threading
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 from toolwire.codecs import get_codec
 from toolwire.testing._script import Delay, DropStream, ErrorReply, RawReply, Turn, reply, resolve_turn
-from toolwire.types import Request, Response
+from toolwire.types import Request, Response, Usage
 
 if TYPE_CHECKING:
     from toolwire.client import Client
@@ -251,7 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(500, route.error_body(500, message), {})
             return
         request = record.request or Request(model="", messages=[])
-        self._answer(route, record.stream, resolve_turn(turn, request), request_id)
+        self._answer(route, record.stream, resolve_turn(turn, request), request_id, request)
 
     def _record(self, route: _Route | None, body: Any) -> RecordedRequest:
         record = RecordedRequest(
@@ -274,13 +275,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.owner.requests.append(record)
         return record
 
-    def _answer(self, route: _Route, stream: bool, turn: Turn, request_id: str) -> None:
+    def _answer(self, route: _Route, stream: bool, turn: Turn, request_id: str, request: Request) -> None:
         headers = {"x-request-id": request_id}
+        if isinstance(turn, Response):
+            turn = _complete(turn, request, request_id)
         match turn:
             case Delay(seconds=seconds, then=then):
                 time.sleep(seconds)
-                request = self.owner.requests[-1].request or Request(model="", messages=[])
-                self._answer(route, stream, resolve_turn(then, request), request_id)
+                self._answer(route, stream, resolve_turn(then, request), request_id, request)
             case ErrorReply(status=status, message=message, body=body, headers=extra):
                 payload = route.error_body(status, message) if body is None else body
                 self._send_json(status, payload, headers | extra)
@@ -338,6 +340,21 @@ class _Handler(BaseHTTPRequestHandler):
         data = text.encode()
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
+
+
+def _complete(response: Response, request: Request, request_id: str) -> Response:
+    """A reply as a real server sends it: with an id, the model asked for, and usage.
+
+    Official SDKs rely on them (the Anthropic SDK's `messages.stream` fails without `usage`).
+    """
+    if response.id is not None and response.model is not None and response.usage is not None:
+        return response
+    return dataclasses.replace(
+        response,
+        id=response.id if response.id is not None else f"toolwire_{request_id}",
+        model=response.model if response.model is not None else (request.model or "scripted"),
+        usage=response.usage if response.usage is not None else Usage(input_tokens=0, output_tokens=0),
+    )
 
 
 def _frame(route: _Route, event: dict[str, Any]) -> str:
