@@ -183,3 +183,20 @@ def test_hypothesis_mutations_decode_or_raise_codec_errors(codec: str, data: st.
         decode(codec, "response" if kind == "stream" and not isinstance(mutated, list) else kind, mutated)
     except ToolwireError:
         pass
+
+
+@pytest.mark.parametrize("codec", CODEC_NAMES)
+def test_reasoning_with_no_provider_is_rendered_in_every_protocol(codec: str) -> None:
+    from toolwire import TextPart, ThinkingPart
+
+    parts = [ThinkingPart(text="thinking hard"), TextPart(text="hi")]
+    response = Response(message=AssistantMessage(parts=list(parts)), stop_reason=StopReason.END_TURN)
+    target = get_codec(codec)
+    decoder = target.stream_decoder()
+    for event in target.encode_stream(response):
+        decoder.feed(event)
+    for decoded in (target.decode_response(target.encode_response(response)), decoder.finish()):
+        assert [(type(p).__name__, p.text) for p in decoded.message.parts] == [
+            ("ThinkingPart", "thinking hard"),
+            ("TextPart", "hi"),
+        ]

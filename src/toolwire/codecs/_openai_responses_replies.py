@@ -120,8 +120,10 @@ def _append_text(items: list[dict[str, Any]], part: TextPart, seed: str | None) 
 
 
 def _encode_thinking(part: ThinkingPart, seed: str | None, position: int) -> list[dict[str, Any]]:
-    if part.provider != NAME:
-        return []  # foreign reasoning cannot be replayed here
+    foreign = part.provider != NAME
+    if foreign and seed is None:
+        return []  # foreign reasoning cannot be replayed to the Responses API
+    # Rendering a reply (a test server, a proxy): any reasoning text shows as a summary.
     item_id = part.metadata.get("id")
     if not isinstance(item_id, str):
         if seed is None:
@@ -137,7 +139,7 @@ def _encode_thinking(part: ThinkingPart, seed: str | None, position: int) -> lis
     item: dict[str, Any] = {"type": "reasoning", "id": item_id, "summary": _summary(part)}
     if part.metadata.get("content"):
         item["content"] = part.metadata["content"]
-    if part.signature is not None:
+    if part.signature is not None and not foreign:
         item["encrypted_content"] = part.signature
     return [item]
 
