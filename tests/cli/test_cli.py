@@ -404,3 +404,26 @@ def test_version_and_an_unfinished_run_exit_status(project: Path) -> None:
         done = toolwire("run", "--max-tool-turns", "1", *at(server), "read forever", cwd=project)
     assert done.returncode == 3
     assert "The run stopped early: max_turns." in done.stderr
+
+
+def test_convert_says_which_format_a_body_looks_like_and_refuses_binary_files(project: Path) -> None:
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    anthropic_body = fixtures / "anthropic" / "tool_loop_parallel.request.json"
+    gemini_body = fixtures / "gemini" / "tool_loop.request.json"
+    (project / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    wrong = toolwire("convert", "--from", "openai", "--to", "gemini", str(anthropic_body), cwd=project)
+    assert (wrong.returncode, wrong.stderr) == (
+        2,
+        "toolwire: error: The input looks like the anthropic format, not openai; pass --from anthropic.\n",
+    )
+    wrong = toolwire("convert", "--from", "anthropic", "--to", "openai", str(gemini_body), cwd=project)
+    assert (
+        wrong.stderr == "toolwire: error: The input looks like the gemini format, not anthropic; pass --from gemini.\n"
+    )
+    binary = toolwire("convert", "--from", "openai", "--to", "gemini", "image.png", cwd=project)
+    assert (binary.returncode, binary.stderr) == (
+        2,
+        "toolwire: error: 'image.png' is not UTF-8 text (a binary file?); give a JSON request body.\n",
+    )
+    right = toolwire("convert", "--from", "anthropic", "--to", "gemini", str(anthropic_body), cwd=project)
+    assert right.returncode == 0 and json.loads(right.stdout)["contents"]

@@ -18,6 +18,9 @@ __all__ = ["convert_command"]
 def convert_command(settings: Settings, args: argparse.Namespace) -> int:
     """Decode a request body with one codec and print it as another encodes it."""
     body = _read_body(args.file)
+    guess = looks_like(body)
+    if guess is not None and guess != args.source and (guess, args.source) not in _COMPATIBLE:
+        raise UsageError(f"The input looks like the {guess} format, not {args.source}; pass --from {guess}.")
     try:
         request = get_codec(args.source).decode_request(body)
     except CodecError as exc:
@@ -32,6 +35,8 @@ def _read_body(file: str) -> dict[str, Any]:
         text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"Cannot read {name}: {exc.strerror or exc}.") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{name} is not UTF-8 text (a binary file?); give a JSON request body.") from None
     try:
         body = json.loads(text)
     except ValueError as exc:
@@ -39,3 +44,36 @@ def _read_body(file: str) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise UsageError(f"{name} holds a JSON {type(body).__name__}, not a request body (a JSON object).")
     return body
+
+
+# Ollama's native body is close to OpenAI's: a guess between the two is never trusted.
+_COMPATIBLE = {("openai", "ollama"), ("ollama", "openai")}
+
+
+def looks_like(body: dict[str, Any]) -> str | None:
+    """The wire format a request body unmistakably belongs to, or None when it could be several."""
+    if "contents" in body or "systemInstruction" in body or "generationConfig" in body:
+        return "gemini"
+    if "input" in body and "messages" not in body:
+        return "openai-responses"
+    tools = body.get("tools")
+    first_tool = tools[0] if isinstance(tools, list) and tools and isinstance(tools[0], dict) else {}
+    if "input_schema" in first_tool or _has_block(body, ("tool_use", "tool_result")):
+        return "anthropic"
+    if "function" in first_tool or _has_role(body, ("tool",)):
+        return "ollama" if "options" in body or "think" in body else "openai"
+    return None
+
+
+def _has_block(body: dict[str, Any], kinds: tuple[str, ...]) -> bool:
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in kinds for b in content):
+            return True
+    return False
+
+
+def _has_role(body: dict[str, Any], roles: tuple[str, ...]) -> bool:
+    messages = body.get("messages")
+    return any(isinstance(m, dict) and m.get("role") in roles for m in (messages if isinstance(messages, list) else []))
