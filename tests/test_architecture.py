@@ -15,6 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "toolwire"
 LAYERS: dict[str, tuple[int, str]] = {
     "errors": (0, "errors"),
     "types": (1, "types"),
+    "definitions": (1, "types"),
     "_serialize": (1, "types"),
     "schema": (2, "schema"),
     "telemetry": (2, "telemetry"),
@@ -34,6 +35,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "cli": (7, "edge"),
     "config": (7, "edge"),
     "copilot": (7, "edge"),
+    "connect": (7, "edge"),
     "demo": (8, "demo"),
 }
 
@@ -137,3 +139,53 @@ def test_import_toolwire_stays_light() -> None:
     code = "import sys, toolwire; print(sorted(m for m in ('httpx2', 'rich', 'json_repair') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def _runtime_imports(path: Path) -> list[str]:
+    """Imports that run (function-level ones included), leaving out `if TYPE_CHECKING:` blocks."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(child) for stmt in node.body for child in ast.walk(stmt))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+        elif (  # importlib.import_module("toolwire.x") hides an import from the statements above
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func).endswith("import_module")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.append(node.args[0].value)
+    return found
+
+
+def _unit(module: str) -> str:
+    """A package or top-level module of toolwire: `toolwire.copilot`, `toolwire.client`."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_the_layers_form_no_circle() -> None:
+    graph: dict[str, set[str]] = {}
+    for path in _sources():
+        name = _unit(_module_name(path))
+        for imported in _runtime_imports(path):
+            target = _unit(imported)
+            if imported.startswith("toolwire.") and target != name:
+                graph.setdefault(name, set()).add(target)
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, ()):
+            if nxt == goal or (nxt not in seen and (seen.add(nxt) or reaches(nxt, goal, seen))):
+                return True
+        return False
+
+    circles = sorted(f"{a} -> {b}" for a in graph for b in graph[a] if reaches(b, a, set()))
+    assert circles == []

@@ -10,7 +10,8 @@ import pytest
 
 import toolwire.client as client_module
 from tests._providers import KEY, WEATHER, Case, call_reply, cases, codec_available, text_reply
-from toolwire.client import PROVIDERS, connect
+from toolwire._connect import connect
+from toolwire.client import PROVIDERS
 from toolwire.codecs import get_codec
 from toolwire.errors import AuthenticationError
 from toolwire.testing import ScriptedServer

@@ -121,7 +121,7 @@ def _closed_port() -> int:
 
 
 async def test_connection_errors_are_retried_then_raised() -> None:
-    from toolwire.client import connect
+    from toolwire import connect
 
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     async with connect("openai:m", api_key=KEY, base_url=url, max_retries=2, **FAST) as client:
@@ -131,7 +131,7 @@ async def test_connection_errors_are_retried_then_raised() -> None:
 
 
 async def test_retries_are_logged(caplog: pytest.LogCaptureFixture) -> None:
-    from toolwire.client import connect
+    from toolwire import connect
 
     port = _closed_port()
     with ScriptedServer([text_reply("late")]) as server:

@@ -46,6 +46,7 @@ from toolwire.types import (
 )
 
 if TYPE_CHECKING:
+    from toolwire._connect import connect
     from toolwire.agent import (
         Agent,
         AgentEvent,
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
         ToolRejected,
         ToolStarted,
     )
-    from toolwire.client import Client, connect
+    from toolwire.client import Client
     from toolwire.codecs import get_codec
     from toolwire.reviewers import AutoApprove, ConsoleReviewer, DenyAll, QuorumReviewer, ReviewDecision, Reviewer, Vote
     from toolwire.session import Session
@@ -89,7 +90,7 @@ _LAZY: dict[str, str] = {
     "ToolRejected": "toolwire.agent",
     "ToolStarted": "toolwire.agent",
     "Vote": "toolwire.reviewers",
-    "connect": "toolwire.client",
+    "connect": "toolwire._connect",
     "define_tool": "toolwire.tools",
     "get_codec": "toolwire.codecs",
     "tool": "toolwire.tools",

@@ -17,8 +17,9 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
+from toolwire._definitions import ToolLike, as_definitions
 from toolwire.codecs import Codec, get_codec, guarded
 from toolwire.errors import AuthenticationError, CodecError, ProviderError, StreamError, ToolwireError
 from toolwire.providers import PROVIDERS, Provider
@@ -32,7 +33,6 @@ from toolwire.types import (
     Response,
     StreamEvent,
     ToolChoice,
-    ToolDefinition,
     UserMessage,
 )
 
@@ -48,7 +48,6 @@ __all__ = [
     "ToolLike",
     "as_definitions",
     "build_request",
-    "connect",
     "connect_http",
 ]
 
@@ -56,15 +55,6 @@ __all__ = [
 _T = TypeVar("_T")
 _E = TypeVar("_E", bound=ToolwireError)
 _STOP = object()
-
-
-class _HasDefinition(Protocol):
-    @property
-    def definition(self) -> ToolDefinition: ...
-
-
-ToolLike: TypeAlias = ToolDefinition | _HasDefinition
-"""A `ToolDefinition`, or anything with a `.definition` (a `toolwire.tools.Tool`)."""
 
 
 # Options every client accepts; the rest are per provider (`Provider.options`).
@@ -135,7 +125,6 @@ def _auth_headers(provider: Provider, key: str | None) -> dict[str, str]:
 def _load_codec(provider: Provider) -> Codec:
     if provider.profile is None:
         return get_codec(provider.codec)
-    import importlib
 
     # The OpenAI codec takes a server profile (capability flags: named tool choice, strict, ...).
     module = importlib.import_module("toolwire.codecs._openai")
@@ -143,34 +132,6 @@ def _load_codec(provider: Provider) -> Codec:
     if profiles is None or provider.profile not in profiles:
         return get_codec(provider.codec)
     return guarded(module.OpenAICodec(profiles[provider.profile]))
-
-
-def connect(
-    target: str,
-    *,
-    api_key: str | None = None,
-    base_url: str | None = None,
-    timeout: float | None = 60.0,
-    max_retries: int = 2,
-    **options: Any,
-) -> BaseClient:
-    """Return a client for `"provider:model"`, e.g. `connect("anthropic:claude-sonnet-4-5")`.
-
-    HTTP providers (the keys of `PROVIDERS`) are described at `connect_http`. `copilot:<model>`
-    drives the GitHub Copilot CLI as a child process (options: `cli_path`, `cwd`, `token_env`,
-    `env` and the others `toolwire.copilot.connect_copilot` lists).
-    """
-    name, _, copilot_model = target.partition(":")
-    if name != "copilot":
-        return connect_http(
-            target, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries, **options
-        )
-    if not copilot_model:
-        raise ValueError(f"No model in {target!r}; write 'copilot:<model>', e.g. 'copilot:claude-sonnet-4.5'.")
-    # The Copilot provider sits in the edge layer (it runs a child process), so it is loaded by name.
-    copilot = importlib.import_module("toolwire.copilot")
-    client: BaseClient = copilot.connect_copilot(copilot_model, token=api_key, timeout=timeout, **options)
-    return client
 
 
 def connect_http(
@@ -272,11 +233,6 @@ async def _anext(iterator: AsyncIterator[_T]) -> _T | object:
 
 def _as_messages(messages: str | Sequence[Message]) -> list[Message]:
     return [UserMessage(content=messages)] if isinstance(messages, str) else list(messages)
-
-
-def as_definitions(tools: Sequence[ToolLike] | None) -> list[ToolDefinition]:
-    """The `ToolDefinition`s of `tools` (definitions, or `Tool`s and anything else with a `.definition`)."""
-    return [t if isinstance(t, ToolDefinition) else t.definition for t in tools or ()]
 
 
 _CHOICES: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "required": "required"}

@@ -12,7 +12,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolwire.client import as_definitions
+from toolwire._definitions import as_definitions
 from toolwire.errors import BadRequestError
 from toolwire.textcalls import TOOL_MODES, ToolMode, calls_from_text, to_text_messages
 from toolwire.types import (
@@ -29,7 +29,8 @@ from toolwire.types import (
 )
 
 if TYPE_CHECKING:
-    from toolwire.client import BaseClient, ToolLike
+    from toolwire._definitions import ToolLike
+    from toolwire.client import BaseClient
 
 __all__ = ["Session", "ask_model"]
 

@@ -8,10 +8,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolwire._connect import connect
 from toolwire.agent import Agent
 from toolwire.cli._scripted import OfflineModel
 from toolwire.cli._settings import COPILOT, SCRIPTED_PROVIDERS, Settings, UsageError
-from toolwire.client import PROVIDERS, BaseClient, connect, connect_http
+from toolwire.client import PROVIDERS, BaseClient, connect_http
 from toolwire.errors import AuthenticationError
 from toolwire.reviewers import Reviewer
 from toolwire.stdtools import ROOT, standard_tools
