@@ -364,12 +364,19 @@ def test_user_images_and_unknown_media_type() -> None:
     assert body["contents"][0]["parts"] == [
         {"text": "look"},
         {"inlineData": {"mimeType": "image/png", "data": PNG_B64}},
-        {"fileData": {"fileUri": "https://x/y.png"}},
+        {"fileData": {"mimeType": "image/png", "fileUri": "https://x/y.png"}},  # required: taken from the name
     ]
     decoded = CODEC.decode_request(body).messages[0]
     assert decoded == UserMessage(
-        content=[TextPart(text="look"), ImagePart(data=PNG, media_type="image/png"), ImagePart(url="https://x/y.png")]
+        content=[
+            TextPart(text="look"),
+            ImagePart(data=PNG, media_type="image/png"),
+            ImagePart(url="https://x/y.png", media_type="image/png"),
+        ]
     )
+    nameless = UserMessage(content=[ImagePart(url="https://x/image?id=7")])
+    with pytest.raises(CodecError, match=r"gemini needs the media type of the image at 'https://x/image\?id=7'"):
+        CODEC.encode_request(Request(model="m", messages=[nameless]))
 
 
 def test_extra_is_merged_deeply_and_recovered_by_decode_request() -> None:

@@ -23,7 +23,9 @@ import base64
 import binascii
 import copy
 import logging
+import mimetypes
 from typing import Any, Literal, assert_never
+from urllib.parse import urlsplit
 
 from toolwire.codecs._gemini_stream import (
     NAME,
@@ -358,10 +360,20 @@ def _encode_image(image: ImagePart) -> dict[str, Any]:
     if image.data is not None:
         media_type = image.media_type or sniff_image_type(image.data) or "image/png"
         return {"inlineData": {"mimeType": media_type, "data": base64.b64encode(image.data).decode("ascii")}}
-    file: dict[str, Any] = {"fileUri": image.url}
-    if image.media_type is not None:
-        file = {"mimeType": image.media_type, **file}
-    return {"fileData": file}
+    url_type = image.media_type or _type_from_url(image.url or "")
+    if url_type is None:
+        raise CodecError(
+            f"gemini needs the media type of the image at {image.url!r} (fileData.mimeType is required) and "
+            "its address does not say; pass ImagePart(url=..., media_type='image/png') or the bytes.",
+            provider=NAME,
+        )
+    return {"fileData": {"mimeType": url_type, "fileUri": image.url}}
+
+
+def _type_from_url(url: str) -> str | None:
+    """The media type an image URL's file name gives (`.png`, `.jpg`...), ignoring its query."""
+    guessed, _ = mimetypes.guess_type(urlsplit(url).path)
+    return guessed if guessed is not None and guessed.startswith("image/") else None
 
 
 # Decode: requests
