@@ -219,7 +219,12 @@ Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResult
 
 @dataclass(slots=True, kw_only=True)
 class Request:
-    """Everything needed to ask a model for one reply; `extra` is merged into the wire body last."""
+    """Everything needed to ask a model for one reply; `extra` is merged into the wire body last.
+
+    `extra` holds provider options toolwire does not model. `extra_codec` names the codec they
+    came from (set by `decode_request`): another codec leaves them out, since one provider's keys
+    are noise or an error to another.
+    """
 
     model: str
     messages: list[Message]
@@ -230,6 +235,7 @@ class Request:
     temperature: float | None = None
     stream: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    extra_codec: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -517,9 +517,23 @@ def test_decode_request_keeps_cached_system_blocks_and_drops_server_tools(caplog
         "anthropic: tool type 'web_search_20250305' has no neutral form and is dropped when decoding a request.",
     ]
     assert request.extra == {"system": system}
-    assert request.messages == [UserMessage(content=[])]
+    assert request.messages == [SystemMessage(content="S"), UserMessage(content=[])]  # the text reaches any target
     assert request.tools == [ToolDefinition(name="f", parameters={"type": "object"})]
-    assert CODEC.encode_request(request)["system"] == system
+    assert CODEC.encode_request(request)["system"] == system  # the cache hint goes back to Anthropic
+
+
+def test_extra_options_go_back_only_to_the_codec_they_came_from(caplog: pytest.LogCaptureFixture) -> None:
+    system = [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
+    body = {"model": MODEL, "max_tokens": 10, "system": system, "metadata": {"user_id": "u1"}, "messages": []}
+    body["messages"] = [{"role": "user", "content": "hi"}]
+    request = get_codec("anthropic").decode_request(body)
+    assert (request.extra, request.extra_codec) == ({"system": system, "metadata": {"user_id": "u1"}}, "anthropic")
+    assert get_codec("anthropic").encode_request(request) == body
+    with caplog.at_level(logging.WARNING, logger="toolwire.codecs"):
+        openai_body = get_codec("openai").encode_request(request)
+    assert openai_body["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert "system" not in openai_body and "metadata" not in openai_body
+    assert "openai: left out anthropic options it has no equivalent for: metadata, system." in caplog.text
 
 
 @pytest.mark.parametrize(

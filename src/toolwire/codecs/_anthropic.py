@@ -454,7 +454,14 @@ def _decode_system(system: Any) -> tuple[list[Message], dict[str, Any]]:
         isinstance(b, dict) and b.get("type") == "text" and set(b) == {"type", "text"} for b in system
     ):
         return [SystemMessage(content=b["text"]) for b in system], {}
-    return [], {"system": system}  # cache_control and friends: kept as they are, merged back last
+    texts = (
+        [b["text"] for b in system if isinstance(b, dict) and isinstance(b.get("text"), str)]
+        if isinstance(system, list)
+        else []
+    )
+    # cache_control and friends: the blocks go back as they are to Anthropic (merged last); the
+    # text reaches every other provider as system prompts.
+    return [SystemMessage(content=t) for t in texts], {"system": system}
 
 
 def _decode_messages(wire_messages: list[Any]) -> list[Message]:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 from collections.abc import Iterator
 from typing import Any, cast
 
 from toolwire.codecs._shapes import SHAPES, find_bad_field
+from toolwire.codecs._shared import warn_once
 from toolwire.errors import CodecError, ToolwireError
 from toolwire.types import (
     AssistantMessage,
@@ -35,6 +37,8 @@ from toolwire.types import (
 
 __all__ = ["GuardedCodec", "GuardedDecoder", "unique_reply_ids"]
 
+_log = logging.getLogger("toolwire.codecs")
+_warned: set[str] = set()
 _STRAY = (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError, UnicodeError, OverflowError)
 
 
@@ -115,7 +119,16 @@ class GuardedCodec:
         self.name: str = codec.name
 
     def encode_request(self, request: Request) -> dict[str, Any]:
-        """See `Codec.encode_request`."""
+        """See `Codec.encode_request`; another codec's `extra` options are left out (logged once)."""
+        if request.extra and request.extra_codec not in (None, self.name):
+            dropped = ", ".join(sorted(request.extra))
+            warn_once(
+                _log,
+                _warned,
+                f"{self.name}:{request.extra_codec}:{dropped}",
+                f"{self.name}: left out {request.extra_codec} options it has no equivalent for: {dropped}.",
+            )
+            request = dataclasses.replace(request, extra={}, extra_codec=None)
         body: dict[str, Any] = self._codec.encode_request(request)
         return body
 
@@ -136,7 +149,9 @@ class GuardedCodec:
         """See `Codec.decode_request`; bad input raises `CodecError` naming the field."""
         with _boundary(self.name, "request", body):
             request: Request = self._codec.decode_request(body)
-            return request
+        if request.extra and request.extra_codec is None:
+            request.extra_codec = self.name
+        return request
 
     def encode_response(self, response: Response) -> dict[str, Any]:
         """See `Codec.encode_response`."""
