@@ -22,7 +22,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["anthropic_input_schema", "gemini_schema", "inline_refs", "openai_strict_schema"]
+__all__ = ["anthropic_input_schema", "from_openapi_schema", "gemini_schema", "inline_refs", "openai_strict_schema"]
 
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "$comment"})
 _COMPOSITION = ("type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const", "properties", "items", "prefixItems")
@@ -527,3 +527,25 @@ def _inline(node: Any, root: dict[str, Any], active: tuple[str, ...]) -> Any:
         why = "recursive reference" if ref in active else "unresolved reference"
         return {"type": "object", "description": f"({why} omitted: {_ref_name(str(ref))!r})", **siblings}
     return {**_inline(target, root, (*active, ref)), **siblings}
+
+
+def from_openapi_schema(schema: Any) -> Any:
+    """An OpenAPI 3.0 schema (Gemini's `parameters`: `OBJECT`, `nullable`) as plain JSON Schema.
+
+    Types are lower-cased and `nullable: true` becomes a `null` alternative, at every depth; the
+    rest is kept as it is. The inverse of what `gemini_schema` sends, for `decode_request`.
+    """
+    if isinstance(schema, list):
+        return [from_openapi_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: from_openapi_schema(value) for key, value in schema.items() if key != "nullable"}
+    kind = out.get("type")
+    if isinstance(kind, str):
+        out["type"] = kind.lower()
+    if schema.get("nullable") is True and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    for keyword in ("properties", "$defs", "definitions"):  # maps of names to schemas: names kept as they are
+        if isinstance(schema.get(keyword), dict):
+            out[keyword] = {name: from_openapi_schema(value) for name, value in schema[keyword].items()}
+    return out

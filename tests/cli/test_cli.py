@@ -427,3 +427,10 @@ def test_convert_says_which_format_a_body_looks_like_and_refuses_binary_files(pr
     )
     right = toolwire("convert", "--from", "anthropic", "--to", "gemini", str(anthropic_body), cwd=project)
     assert right.returncode == 0 and json.loads(right.stdout)["contents"]
+
+
+def test_convert_from_gemini_takes_the_model_from_the_flag(project: Path) -> None:
+    gemini_body = Path(__file__).resolve().parents[1] / "fixtures" / "gemini" / "tool_loop.request.json"
+    done = toolwire("convert", "--from", "gemini", "--to", "openai", "--model", "gpt-x", str(gemini_body), cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["model"] == "gpt-x"

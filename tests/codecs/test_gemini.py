@@ -950,3 +950,28 @@ def test_empty_text_parts_are_never_sent() -> None:
     texts = [p.get("text") for c in body["contents"] for p in c["parts"] if "text" in p]
     assert texts == ["hi", "go on"]
     assert [c["role"] for c in body["contents"]] == ["user", "model", "user", "user"]
+
+
+def test_every_way_of_declaring_tool_parameters_decodes_to_json_schema() -> None:
+    declarations = [
+        {"name": "f", "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING", "nullable": True}}}},
+        {"name": "g", "parametersJsonSchema": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+        {"name": "h", "parameters_json_schema": {"type": "object", "properties": {"y": {"type": "string"}}}},
+    ]
+    body = {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "tools": [{"functionDeclarations": declarations}],
+    }
+    request = get_codec("gemini").decode_request(copy.deepcopy(body))
+    assert [(t.name, t.parameters) for t in request.tools] == [
+        ("f", {"type": "object", "properties": {"city": {"type": ["string", "null"]}}}),
+        ("g", {"type": "object", "properties": {"x": {"type": "integer"}}}),
+        ("h", {"type": "object", "properties": {"y": {"type": "string"}}}),
+    ]
+    assert CODEC.encode_request(request) == body  # the same codec gets back exactly what was sent
+    anthropic_tools = get_codec("anthropic").encode_request(request)["tools"]
+    assert [t["input_schema"]["properties"] for t in anthropic_tools] == [
+        {"city": {"type": ["string", "null"]}},
+        {"x": {"type": "integer"}},
+        {"y": {"type": "string"}},
+    ]

@@ -25,6 +25,8 @@ def convert_command(settings: Settings, args: argparse.Namespace) -> int:
         request = get_codec(args.source).decode_request(body)
     except CodecError as exc:
         raise UsageError(f"The input is not a {args.source} request body: {exc.message}") from None
+    if settings.model:  # --model (or [provider] model) names the target's model: Gemini bodies carry none
+        request.model = settings.model
     sys.stdout.write(json.dumps(get_codec(args.target).encode_request(request), indent=2, ensure_ascii=False) + "\n")
     return 0
 

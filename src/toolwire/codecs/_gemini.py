@@ -38,7 +38,7 @@ from toolwire.codecs._gemini_stream import (
 )
 from toolwire.codecs._shared import derived_call_id, parse_arguments, require_dict, sniff_image_type, warn_once
 from toolwire.errors import CodecError
-from toolwire.schema import gemini_schema
+from toolwire.schema import from_openapi_schema, gemini_schema
 from toolwire.types import (
     AssistantMessage,
     ImagePart,
@@ -405,7 +405,11 @@ def _decode_tools(tools: Any) -> list[ToolDefinition]:
 def _decode_declaration(declaration: Any) -> ToolDefinition | None:
     if not isinstance(declaration, dict):
         return None
-    schema = declaration.get("parametersJsonSchema", declaration.get("parameters"))
+    # parametersJsonSchema is JSON Schema as is (snake_case from the google-genai SDK's to_dict);
+    # parameters is Gemini's OpenAPI subset (`OBJECT`, `nullable`).
+    schema = declaration.get("parametersJsonSchema", declaration.get("parameters_json_schema"))
+    if schema is None:
+        schema = from_openapi_schema(declaration.get("parameters"))
     description = declaration.get("description")
     try:
         return ToolDefinition(
