@@ -125,7 +125,9 @@ async def test_connection_errors_are_retried_then_raised() -> None:
 
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     async with connect("openai:m", api_key=KEY, base_url=url, max_retries=2, **FAST) as client:
-        with pytest.raises(ProviderError, match=r"Could not reach openai: ConnectError") as info:
+        with pytest.raises(
+            ProviderError, match=r"Could not reach openai at http://127\.0\.0\.1:\d+/v1/chat/completions: ConnectError"
+        ) as info:
             await client.complete("hi")
     assert KEY not in str(info.value)
 
@@ -199,7 +201,9 @@ async def test_timeout_raises_toolwire_timeout_error() -> None:
     with ScriptedServer([Delay(seconds=1.0, then=text_reply())]) as server:
         async with server.connect("openai:m-1", timeout=0.2, max_retries=0) as client:
             started = time.monotonic()
-            with pytest.raises(TimeoutError, match=r"openai did not answer within 0.2s") as info:
+            with pytest.raises(
+                TimeoutError, match=r"openai at http://127\.0\.0\.1:\d+/\S+ did not answer within 0.2s"
+            ) as info:
                 await client.complete("hi")
             assert time.monotonic() - started < 0.9
     assert isinstance(info.value, ToolwireError)

@@ -218,6 +218,14 @@ def error_for_status(
     return kind(message, provider=provider, status=status, request_id=request_id, body=body)
 
 
+def _url_of(exc: Exception) -> str | None:
+    """The address a failed request went to, so the error names what to check."""
+    try:
+        return str(exc.request.url)  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):  # httpx raises RuntimeError when no request is attached
+        return None
+
+
 def _retryable(status: int) -> bool:
     return status in _RETRY_STATUSES or status >= 500
 
@@ -451,14 +459,16 @@ class HttpTransport:
     def _transport_error(self, exc: Exception) -> ToolwireError:
         import httpx2
 
+        where = _url_of(exc)
+        at = f" at {where}" if where else ""
         if isinstance(exc, httpx2.TimeoutException):
             return TimeoutError(
-                f"{self.provider} did not answer within {self.timeout}s ({type(exc).__name__}); "
+                f"{self.provider}{at} did not answer within {self.timeout}s ({type(exc).__name__}); "
                 "raise timeout= or retry later.",
                 provider=self.provider,
             )
         return ProviderError(
-            f"Could not reach {self.provider}: {type(exc).__name__}: {exc}; check base_url and the network.",
+            f"Could not reach {self.provider}{at}: {type(exc).__name__}: {exc}; check base_url and the network.",
             provider=self.provider,
         )
 

@@ -351,7 +351,10 @@ def test_errors_are_one_line_with_status_2_for_usage_and_1_at_runtime(project: P
     line = f"toolwire: error: MY_TEST_KEY is not set (api_key_env in {no_key / 'toolwire.toml'}); export it."
     cases.append((["run", "hi"], no_key, 2, re.escape(line)))
     refused = ["run", "--provider", "openai", "--model", "m", "--base-url", f"http://127.0.0.1:{free_port()}/v1", "hi"]
-    line = r"toolwire: error: Could not reach openai: ConnectError: .*; check base_url and the network\. \(openai\)"
+    line = (
+        r"toolwire: error: Could not reach openai at http://127\.0\.0\.1:\d+/v1/chat/completions: "
+        r"ConnectError: .*; check base_url and the network\. \(openai\)"
+    )
     cases.append((refused, project, 1, line))
     with ScriptedServer([ErrorReply(status=401, message="Incorrect API key provided: sk-test.")]) as server:
         line = (
