@@ -40,7 +40,7 @@ def test_chat_asks_before_high_risk_calls_and_keeps_the_conversation(tmp_path: P
         chat.expect_exact("you> ")
         chat.sendline("make a note")
         chat.expect_exact("I will write it.")
-        chat.expect_exact("write wants to run (high risk)")
+        chat.expect(r"\r?\n[^\n]*write wants to run \(high risk\)")  # on a line of its own
         chat.expect_exact('"content": "first"')
         chat.expect_exact("Run this tool? [y/N] ")
         chat.sendline("y")

@@ -34,20 +34,25 @@ def chat_command(settings: Settings, args: argparse.Namespace) -> int:
     with open_model(settings) as model:
         console.print(Text(model.banner, style="bold magenta"))
         console.print(Text(_HELP, style="dim"))
-        agent = build_agent(model, settings, _reviewer(settings, console))
+        view = EventView(console, live_text=True)
+        agent = build_agent(model, settings, _reviewer(settings, console, view))
         with Loop(model.client) as loop:
-            _converse(agent, loop, console)
+            _converse(agent, loop, console, view)
     return 0
 
 
-def _reviewer(settings: Settings, console: Console) -> Reviewer:
+def _reviewer(settings: Settings, console: Console, view: EventView) -> Reviewer:
     if settings.yes:
         return AutoApprove()
-    return ConsoleReviewer(ask=ask_line, show=lambda text: console.print(Text(text.strip("\n"), style="yellow")))
+
+    def show(text: str) -> None:
+        view.end_line()  # the approval question starts on its own line, never after streamed text
+        console.print(Text(text.strip("\n"), style="yellow"))
+
+    return ConsoleReviewer(ask=ask_line, show=show)
 
 
-def _converse(agent: Agent, loop: Loop, console: Console) -> None:
-    view = EventView(console, live_text=True)
+def _converse(agent: Agent, loop: Loop, console: Console, view: EventView) -> None:
     history: list[Message] = []
     while True:
         try:
