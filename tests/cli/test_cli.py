@@ -437,3 +437,12 @@ def test_convert_from_gemini_takes_the_model_from_the_flag(project: Path) -> Non
     done = toolwire("convert", "--from", "gemini", "--to", "openai", "--model", "gpt-x", str(gemini_body), cwd=project)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["model"] == "gpt-x"
+
+
+def test_run_no_stream_asks_for_whole_replies_and_still_shows_the_calls(project: Path) -> None:
+    read = ToolCall(id="call_r", name="read", arguments={"path": "hello.txt"})
+    with ScriptedServer([reply("", [read]), reply("It says hi.")]) as server:
+        done = toolwire("run", "--no-stream", *at(server), "what does hello.txt say", cwd=project)
+        streamed = [r.stream for r in server.requests]
+    assert (done.returncode, done.stdout, streamed) == (0, "It says hi.\n", [False, False])
+    assert '→ read(path="hello.txt")' in done.stderr

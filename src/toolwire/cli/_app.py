@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = command("run", "run one task and print the answer (tool calls are shown on stderr)")
     run.add_argument("prompt", nargs="+", metavar="PROMPT", help="the task; '-' reads it from stdin")
     run.add_argument("--json", action="store_true", help="print the whole run result as JSON")
+    run.add_argument("--no-stream", action="store_true", help="ask for whole replies (for servers that stream badly)")
     tools = command("tools", "print the tool definitions as the provider's codec sends them, and the text prompt")
     tools.add_argument("--json", action="store_true", help="print one JSON object")
     convert = command("convert", "re-encode a request body from one wire format to another")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from toolwire.agent import Agent, RunFinished, RunResult
+from toolwire.agent import Agent, RunFinished, RunResult, ToolFinished, ToolRejected, ToolStarted
 from toolwire.cli._output import EventView, print_json
 from toolwire.cli._settings import Settings, UsageError
 from toolwire.cli._setup import build_agent, open_model
@@ -38,7 +38,10 @@ def run_command(settings: Settings, args: argparse.Namespace) -> int:
             err.print(Text(model.banner, style="bold magenta"))
         agent = build_agent(model, settings, _reviewer(settings, err))
         with Loop(model.client) as loop:
-            result = loop.run(drive(agent, prompt, EventView(err, live_text=False)))
+            view = EventView(err, live_text=False)
+            result = loop.run(agent.run(prompt) if args.no_stream else drive(agent, prompt, view))
+            if args.no_stream:
+                _replay_calls(result, view)
         if model.report is not None:
             err.print(Text(model.report(), style="dim"))
     unfinished = result.stop_reason not in ("end_turn", "done")
@@ -73,3 +76,14 @@ async def drive(agent: Agent, prompt: str | Sequence[Message], view: EventView) 
             return event.result
         view.show(event)
     raise RuntimeError("The agent's event stream ended without RunFinished.")
+
+
+def _replay_calls(result: RunResult, view: EventView) -> None:
+    """Show the calls of a run made without streaming, as the streamed view would have."""
+    for record in result.calls:
+        if record.approved:
+            view.show(ToolStarted(record.call))
+            view.show(ToolFinished(record.call, record.result, record.duration_s))
+        else:
+            view.show(ToolRejected(record.call, str(record.result.value)))
+    view.end_line()
