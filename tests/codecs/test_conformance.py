@@ -201,7 +201,13 @@ def test_request_fixtures_round_trip(codec_name: str) -> None:
     fixtures = sorted((FIXTURES / codec_name).glob("*.request.json"))
     for path in fixtures:
         body = json.loads(path.read_text(encoding="utf-8"))
+        if path.name == "reasoning_replay.request.json":  # a compatible server's body: its profile
+            from toolwire.codecs import guarded
+            from toolwire.codecs._openai import PROFILES, OpenAICodec
+
+            codec = guarded(OpenAICodec(PROFILES["openai-compatible"]))
         assert codec.encode_request(codec.decode_request(copy.deepcopy(body))) == body, path.name
+        codec = get_codec(codec_name)
 
 
 # Reply round trips: a Response rendered by the codec decodes back to itself.

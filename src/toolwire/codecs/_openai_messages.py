@@ -150,6 +150,8 @@ def encode_assistant(
 def _reasoning_field(part: ThinkingPart, default: str | None, *, reply: bool) -> str | None:
     if part.provider != NAME and not reply:
         return None  # foreign reasoning: OpenAI-compatible servers cannot check it
+    if default is None and not reply:
+        return None  # OpenAI's own API has no reasoning field in requests: only compatible servers do
     opaque = part.metadata.get(NAME)
     field = opaque.get("field") if isinstance(opaque, dict) else None
     return field if field in REASONING_FIELDS else default
