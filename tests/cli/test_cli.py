@@ -446,3 +446,27 @@ def test_run_no_stream_asks_for_whole_replies_and_still_shows_the_calls(project:
         streamed = [r.stream for r in server.requests]
     assert (done.returncode, done.stdout, streamed) == (0, "It says hi.\n", [False, False])
     assert '→ read(path="hello.txt")' in done.stderr
+
+
+def test_convert_warns_about_arguments_it_cannot_read_and_keeps_them_where_it_can(project: Path) -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "I will call lookup now"}}
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "bad arguments"},
+        ],
+    }
+    (project / "body.json").write_text(json.dumps(body), encoding="utf-8")
+    same = toolwire("convert", "--from", "openai", "--to", "openai", "body.json", cwd=project)
+    assert json.loads(same.stdout)["messages"][1]["tool_calls"][0]["function"]["arguments"] == "I will call lookup now"
+    assert same.stderr == (
+        "toolwire: warning: call call_1 (lookup): 'I will call lookup now' is not valid JSON; kept as written.\n"
+    )
+    other = toolwire("convert", "--from", "openai", "--to", "anthropic", "body.json", cwd=project)
+    assert other.returncode == 0
+    assert other.stderr == (
+        "toolwire: warning: call call_1 (lookup): 'I will call lookup now' is not valid JSON; "
+        "sent as {} (the target takes only objects).\n"
+    )

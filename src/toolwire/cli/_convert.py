@@ -11,6 +11,7 @@ from typing import Any
 from toolwire.cli._settings import Settings, UsageError
 from toolwire.codecs import get_codec
 from toolwire.errors import CodecError
+from toolwire.types import AssistantMessage, Request
 
 __all__ = ["convert_command"]
 
@@ -27,6 +28,7 @@ def convert_command(settings: Settings, args: argparse.Namespace) -> int:
         raise UsageError(f"The input is not a {args.source} request body: {exc.message}") from None
     if settings.model:  # --model (or [provider] model) names the target's model: Gemini bodies carry none
         request.model = settings.model
+    _warn_unreadable_arguments(request, args.target)
     sys.stdout.write(json.dumps(get_codec(args.target).encode_request(request), indent=2, ensure_ascii=False) + "\n")
     return 0
 
@@ -79,3 +81,15 @@ def _has_block(body: dict[str, Any], kinds: tuple[str, ...]) -> bool:
 def _has_role(body: dict[str, Any], roles: tuple[str, ...]) -> bool:
     messages = body.get("messages")
     return any(isinstance(m, dict) and m.get("role") in roles for m in (messages if isinstance(messages, list) else []))
+
+
+def _warn_unreadable_arguments(request: Request, target: str) -> None:
+    """Say on stderr which calls' arguments could not be read, instead of converting them quietly."""
+    kept = "kept as written" if target == "openai" else "sent as {} (the target takes only objects)"
+    for message in request.messages:
+        for call in message.tool_calls if isinstance(message, AssistantMessage) else ():
+            if "arguments_error" in call.metadata:
+                raw = call.metadata.get("raw_arguments")
+                sys.stderr.write(
+                    f"toolwire: warning: call {call.id} ({call.name}): {raw!r:.120} is not valid JSON; {kept}.\n"
+                )

@@ -167,7 +167,9 @@ def _wire_id(call_id: str, max_length: int | None) -> str:
 
 def _encode_call(call: ToolCall, *, reply: bool, max_id_length: int | None) -> dict[str, Any]:
     raw = call.metadata.get("raw_arguments")
-    arguments = raw if reply and isinstance(raw, str) else dumps(call.arguments)
+    # Arguments that could not be read go back as the model wrote them, never as a made-up "{}".
+    keep_raw = isinstance(raw, str) and (reply or "arguments_error" in call.metadata)
+    arguments = raw if keep_raw else dumps(call.arguments)
     function = {"name": call.name, "arguments": arguments}
     wire: dict[str, Any] = {"id": _wire_id(call.id, max_id_length), "type": "function", "function": function}
     opaque = call.metadata.get(NAME)
