@@ -1137,3 +1137,34 @@ def test_long_call_ids_are_shortened_the_same_way_in_calls_results_and_markers()
 def test_random_encoded_bodies_match_the_sdk_params(request: Request) -> None:
     body = CODEC.encode_request(request)
     assert materialize(PARAMS[False].validate_python(copy.deepcopy(body))) == body
+
+
+def _chunk(delta: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": delta, "finish_reason": None, **extra}]}
+
+
+def test_chunks_with_null_keys_decode_like_chunks_without_them() -> None:
+    call = {"index": 0, "id": "c", "type": "function", "function": {"name": "f", "arguments": ""}}
+    start = {"id": "x", "model": "m", **_chunk({"role": "assistant", "tool_calls": [call]})}
+    pieces = ['{"ci', 'ty": "Pa', 'ris"}']
+    plain = [_chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in pieces]
+    nulls = [
+        _chunk(
+            {
+                "role": None,
+                "content": None,
+                "reasoning_content": None,
+                "tool_calls": [{"index": 0, "id": None, "type": None, "function": {"name": None, "arguments": p}}],
+            },
+            logprobs=None,
+        )
+        for p in pieces
+    ]
+    end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    results = []
+    for chunks in (plain, nulls):
+        decoder = CODEC.stream_decoder()
+        events = [e for chunk in [start, *chunks, end] for e in decoder.feed(chunk)]
+        results.append((events, decoder.finish()))
+    assert results[0] == results[1]
+    assert results[1][1].tool_calls[0].arguments == {"city": "Paris"}

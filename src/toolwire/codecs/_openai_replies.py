@@ -170,7 +170,8 @@ class OpenAIStreamDecoder:
         try:
             (choice,) = event["choices"]
             delta = choice["delta"]
-            if choice["finish_reason"] is not None or len(delta) != 1 or "error" in event or event.get("usage"):
+            # vLLM and others send every key, most of them null: count only the present ones.
+            if choice["finish_reason"] is not None or _present(delta) != 1 or "error" in event or event.get("usage"):
                 return None
             content = delta.get("content")
             if content is not None:
@@ -180,7 +181,7 @@ class OpenAIStreamDecoder:
                 return [TextDelta(content)]
             (call,) = delta["tool_calls"]
             function = call["function"]
-            if len(call) != 2 or len(function) != 1:
+            if _present(call) != 2 or _present(function) != 1 or call.get("id") or function.get("name"):
                 return None  # exactly `index` and `function: {arguments}`: no id, no name
             index, fragment = call["index"], function["arguments"]
             sink = self._sinks[index]
@@ -353,3 +354,8 @@ def _encode_usage(usage: Usage | None) -> dict[str, Any] | None:
 
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _present(mapping: dict[str, Any]) -> int:
+    """How many keys hold a value (null ones do not count); C-speed for the streaming fast path."""
+    return len(mapping) - list(mapping.values()).count(None)
