@@ -33,7 +33,8 @@ class Fake:
     def client(self, scenario: dict[str, Any], **options: Any) -> CopilotClient:
         options.setdefault("timeout", 10.0)
         options.setdefault("startup_timeout", 10.0)
-        return connect_copilot("fake-model", cli_path=FAKE_CLI, env=self.scenario(**scenario), **options)
+        env = self.scenario(**scenario) | options.pop("env", {})
+        return connect_copilot("fake-model", cli_path=FAKE_CLI, env=env, **options)
 
     def entries(self) -> list[dict[str, Any]]:
         if not self.transcript_path.exists():

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from toolwire.agent import Agent
-from toolwire.copilot import CopilotClient, connect_copilot
+from toolwire.copilot import CopilotClient, CopilotProvider, connect_copilot
 from toolwire.reviewers import DenyAll
-from toolwire.testing import reply
+from toolwire.testing import ScriptedServer, reply
 from toolwire.testing.copilot_api import CopilotApiServer
 from toolwire.tools import tool
 from toolwire.types import ToolCall
@@ -55,16 +55,24 @@ def delete(key: str) -> str:
     return f"deleted {key}"
 
 
-def hermetic_client(server: CopilotApiServer, home: Path) -> CopilotClient:
-    env: dict[str, Any] = server.cli_env() | {
+def hermetic_env(home: Path) -> dict[str, str]:
+    """Isolated folders, no GitHub token anywhere, and proxies that lead nowhere."""
+    env = {
         "HOME": str(home),
         "COPILOT_HOME": str(home / "copilot"),
         "XDG_CONFIG_HOME": str(home / "config"),
         "XDG_STATE_HOME": str(home / "state"),
         "XDG_CACHE_HOME": str(CACHE),
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
     }
-    for name in ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "GITHUB_COPILOT_API_TOKEN"):
-        env[name] = ""
+    return env | dict.fromkeys(("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "GITHUB_COPILOT_API_TOKEN"), "")
+
+
+def hermetic_client(server: CopilotApiServer, home: Path) -> CopilotClient:
+    env = hermetic_env(home) | server.cli_env()
     return connect_copilot(
         server.model, cli_path=str(CLI), env=env, token_env="COPILOT_SDK_AUTH_TOKEN", cwd=str(home), timeout=60
     )
@@ -127,6 +135,31 @@ async def test_errors_and_rejections_reach_the_model_through_the_real_cli(tmp_pa
     contents = {m["tool_call_id"]: m["content"] for m in second["messages"] if m["role"] == "tool"}
     assert contents == {"call_1": result.calls[0].result.value, "call_2": result.calls[1].result.value}
     assert "FileNotFoundError" in contents["call_1"] and "rejected by the reviewer" in contents["call_2"]
+
+
+async def test_byok_over_tcp_with_a_connection_token_and_no_github_token(tmp_path: Path) -> None:
+    """Bring your own key: the real CLI calls our OpenAI-compatible server and GitHub never."""
+    calls = [ToolCall(id="call_1", name="get_weather", arguments={"city": "Paris"})]
+    script = [reply("Checking.", calls), reply("Paris is sunny.")]
+    record = tmp_path / "traffic.jsonl"
+    with ScriptedServer(script) as server:
+        env = hermetic_env(tmp_path) | {"COPILOT_CONNECTION_TOKEN": "conn-secret"}
+        provider = CopilotProvider(base_url=server.base_url + "/v1", api_key="byok-secret")
+        client = connect_copilot(
+            "my-own-model", cli_path=str(CLI), env=env, cwd=str(tmp_path), timeout=60, transport="tcp",
+            provider=provider, record=record,
+        )  # fmt: skip
+        try:
+            result = await Agent(client, [get_weather]).run("Weather in Paris?")
+        finally:
+            await client.aclose()
+    assert result.stop_reason == "end_turn" and result.text == "Paris is sunny." and result.turns == 2
+    assert [(r.path, r.headers["authorization"], r.body["model"]) for r in server.requests] == [
+        ("/v1/chat/completions", "Bearer byok-secret", "my-own-model"),
+        ("/v1/chat/completions", "Bearer byok-secret", "my-own-model"),
+    ]
+    traffic = record.read_text()
+    assert "conn-secret" not in traffic and "byok-secret" not in traffic and '"method": "session.create"' in traffic
 
 
 @pytest.fixture(autouse=True)

@@ -20,13 +20,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from toolwire.client import BaseClient, ToolLike, as_definitions
+from toolwire._definitions import ToolLike, as_definitions
+from toolwire.client import BaseClient
+from toolwire.copilot._byok import CopilotProvider, provider_wire
 from toolwire.copilot._process import CliCommand, CliProcess, resolve_cli
+from toolwire.copilot._record import TrafficRecord
 from toolwire.copilot._rpc import Closed, CopilotRpcError, RpcConnection
 from toolwire.copilot._turn import TurnReader
 from toolwire.copilot._wire import encode_result, encode_tool, prompt_for, split_system, user_text
@@ -52,6 +56,8 @@ PROTOCOL_VERSION = 3
 
 PermissionMode = Literal["approve-all", "skip", "request", "none"]
 _DEFAULT_TOKEN_ENV = "COPILOT_SDK_AUTH_TOKEN"
+CONNECTION_TOKEN_ENV = "COPILOT_CONNECTION_TOKEN"
+"""When the CLI's environment holds it, the CLI refuses a `connect` without it (COPILOT.md §1.1)."""
 _QUICK = 5.0  # seconds for housekeeping requests (abort, destroy, answers on the way out)
 
 
@@ -74,6 +80,7 @@ class _Link:
     rpc: RpcConnection
     version: str | None = None
     conversations: list[_Conversation] = field(default_factory=list)
+    record: TrafficRecord | None = None
 
 
 def connect_copilot(
@@ -93,6 +100,8 @@ def connect_copilot(
     log_level: str = "error",
     extra_args: Sequence[str] = (),
     session_options: Mapping[str, Any] | None = None,
+    provider: CopilotProvider | Mapping[str, Any] | None = None,
+    record: str | os.PathLike[str] | None = None,
 ) -> CopilotClient:
     """A client for a model behind the GitHub Copilot CLI (`connect("copilot:<model>")`).
 
@@ -112,10 +121,17 @@ def connect_copilot(
             since CLI 1.0.65): `approve-all` (`setApproveAll`), `skip` (`skipPermission` on
             each tool), `request` (answer `permission.requested`), `none` (the CLI denies).
         system_mode: `append` the system prompt to the CLI's own, or `replace` it.
-        check_auth: Ask `auth.getStatus` at start and fail fast when the CLI is not signed in.
+        check_auth: Ask `auth.getStatus` at start and fail fast when the CLI is not signed in
+            to GitHub (never with `provider`, which needs no GitHub sign-in).
         log_level: The CLI's `--log-level`.
         extra_args: More CLI flags.
         session_options: Extra `session.create` fields (e.g. `reasoningEffort`).
+        provider: Bring your own key: the model endpoint the CLI calls instead of GitHub's
+            Copilot API (a `CopilotProvider`, or the SDKs' wire object as a mapping).
+        record: A file to append the JSON-RPC traffic to (JSON Lines, secrets redacted).
+
+    With `COPILOT_CONNECTION_TOKEN` in the environment (or in `env`), the CLI only accepts
+    clients that send it: toolwire does, in the `connect` handshake.
     """
     variable = token_env or (_DEFAULT_TOKEN_ENV if token is not None else None)
     child_env = dict(env or {})
@@ -139,6 +155,8 @@ def connect_copilot(
         system_mode=system_mode,
         check_auth=check_auth,
         session_options=session_options,
+        provider=provider_wire(provider),
+        record=record,
     )
 
 
@@ -160,6 +178,8 @@ class CopilotClient(BaseClient):
         system_mode: Literal["append", "replace"] = "append",
         check_auth: bool = True,
         session_options: Mapping[str, Any] | None = None,
+        provider: dict[str, Any] | None = None,
+        record: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__()
         self.provider = "copilot"
@@ -171,6 +191,8 @@ class CopilotClient(BaseClient):
         self.system_mode = system_mode
         self.check_auth = check_auth
         self.session_options = dict(session_options or {})
+        self.byok = provider
+        self.record = record
         self._link: _Link | None = None
         self._start_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._warned: set[str] = set()
@@ -352,6 +374,8 @@ class CopilotClient(BaseClient):
             params["requestPermission"] = True
         if self.command.cwd:
             params["workingDirectory"] = self.command.cwd
+        if self.byok is not None:
+            params["provider"] = self.byok
         try:
             await link.rpc.request("session.create", params | self.session_options, self.timeout)
             if self.permission_mode == "approve-all":
@@ -397,23 +421,31 @@ class CopilotClient(BaseClient):
 
     async def _start(self, loop: asyncio.AbstractEventLoop) -> _Link:
         process = await CliProcess.start(self.command, self.startup_timeout)
+        record = TrafficRecord(self.record) if self.record is not None else None
         rpc = RpcConnection(
-            process.reader, process.writer, on_request=_answer_cli_request, describe_exit=process.exit_error
+            process.reader,
+            process.writer,
+            on_request=_answer_cli_request,
+            describe_exit=process.exit_error,
+            record=record,
         )
-        link = _Link(loop, process, rpc)
+        link = _Link(loop, process, rpc, record=record)
         rpc.on_orphan_event(lambda session_id, event: _fail_orphan(rpc, session_id, event))
         try:
             link.version = await self._handshake(rpc)
         except BaseException:
             await rpc.aclose()
             await process.aclose()
+            if record is not None:
+                record.close()
             raise
         return link
 
     async def _handshake(self, rpc: RpcConnection) -> str | None:
         """`connect`, or `ping` on CLIs that predate it; then the protocol version and auth checks."""
+        token = _connection_token(self.command)
         try:
-            hello = await rpc.request("connect", {}, self.startup_timeout)
+            hello = await rpc.request("connect", {"token": token} if token else {}, self.startup_timeout)
         except CopilotRpcError as error:
             if error.code != -32601 and "Unhandled method connect" not in error.message:
                 raise
@@ -427,7 +459,7 @@ class CopilotClient(BaseClient):
                 provider="copilot",
                 body=hello,
             )
-        if self.check_auth:
+        if self.check_auth and self.byok is None:
             status = await rpc.request("auth.getStatus", {}, self.startup_timeout)
             if not (isinstance(status, dict) and status.get("isAuthenticated")):
                 said = status.get("statusMessage") if isinstance(status, dict) else status
@@ -448,11 +480,13 @@ class CopilotClient(BaseClient):
             same_loop = False
         if not same_loop or link.loop.is_closed():
             link.process.kill_now()
-            return
-        for conversation in list(link.conversations):
-            await self._discard(link, conversation, abort=bool(conversation.pending))
-        await link.rpc.aclose()
-        await link.process.aclose()
+        else:
+            for conversation in list(link.conversations):
+                await self._discard(link, conversation, abort=bool(conversation.pending))
+            await link.rpc.aclose()
+            await link.process.aclose()
+        if link.record is not None:
+            link.record.close()
 
     async def _aclose_resources(self) -> None:
         if self._link is not None:
@@ -464,6 +498,8 @@ class CopilotClient(BaseClient):
         if self._link is not None:
             link, self._link = self._link, None
             link.process.kill_now()
+            if link.record is not None:
+                link.record.close()
 
     def _note_unsupported(self, *values: Any) -> None:
         names = ("tool_choice", "max_tokens", "temperature", "parallel_tool_calls", "extra")
@@ -474,6 +510,12 @@ class CopilotClient(BaseClient):
 
 
 # module helpers
+
+
+def _connection_token(command: CliCommand) -> str | None:
+    """The connection token the CLI will demand: its environment's `COPILOT_CONNECTION_TOKEN`."""
+    value = command.env[CONNECTION_TOKEN_ENV] if CONNECTION_TOKEN_ENV in command.env else None
+    return (value if value is not None else os.environ.get(CONNECTION_TOKEN_ENV)) or None
 
 
 def _failure(text: str) -> dict[str, Any]:

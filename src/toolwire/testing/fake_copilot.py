@@ -19,9 +19,11 @@ Steps: `{"text": "...", "chunks": [...]}` and `{"text": "...", "tool_calls": [{"
 `{"respond_unknown_id": true}`, `{"request": {"method", "params"}}` (a request to the
 client), `{"event": {"type", "data"}}`, `{"sleep": seconds}`. After the steps (or as soon as
 the client answers a call with `resultType` `rejected`/`denied`, which ends the real CLI's
-loop): `assistant.idle` and `session.idle`. Every frame in both directions, and what the "model" saw of each tool
-result, goes to the JSONL file named by `TOOLWIRE_FAKE_COPILOT_TRANSCRIPT`. Standard library
-only; it imports nothing from toolwire, so it is an independent implementation of the protocol.
+loop): `assistant.idle` and `session.idle`. With `COPILOT_CONNECTION_TOKEN` in its
+environment it refuses a `connect` without that token, as the real CLI does. Every frame in
+both directions, and what the "model" saw of each tool result, goes to the JSONL file named
+by `TOOLWIRE_FAKE_COPILOT_TRANSCRIPT`. Standard library only; it imports nothing from
+toolwire, so it is an independent implementation of the protocol.
 """
 
 from __future__ import annotations
@@ -162,6 +164,10 @@ class FakeCli:
     async def _m_connect(self, rid: Any, params: dict[str, Any]) -> None:
         if self.scenario.get("connect") == "unhandled":
             self.peer.error(rid, -32601, "Unhandled method connect")
+            return
+        expected = os.environ.get("COPILOT_CONNECTION_TOKEN")
+        if expected and params.get("token") != expected:
+            self.peer.error(rid, -32603, "AUTHENTICATION_FAILED")  # what CLI 1.0.102 answers
             return
         version = self.scenario.get("version", "1.0.102-fake")
         protocol = self.scenario.get("protocol_version", 3)
