@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 
 import pexpect
@@ -17,7 +18,7 @@ def spawn(cwd: Path, *args: str) -> pexpect.spawn:
     env = {k: v for k, v in os.environ.items() if k != "DEBUG"}
     env |= {"TERM": "dumb", "NO_COLOR": "1", "OPENAI_API_KEY": "sk-test", "XDG_CONFIG_HOME": str(cwd / ".none")}
     return pexpect.spawn(
-        sys.executable, ["-m", "toolwire.cli", "chat", *args], cwd=str(cwd), env=env, encoding="utf-8", timeout=15
+        sys.executable, ["-m", "toolwire.cli", "chat", *args], cwd=str(cwd), env=env, encoding="utf-8", timeout=60
     )
 
 
@@ -112,14 +113,68 @@ def test_chat_on_the_offline_model_with_yes_and_ctrl_d(tmp_path: Path) -> None:
     assert "Run this tool?" not in (chat.before or "")
 
 
-def test_ctrl_c_at_the_approval_prompt_exits_130(tmp_path: Path) -> None:
-    chat = spawn(tmp_path)
-    chat.expect_exact("you> ")
-    chat.sendline("go")
-    chat.expect_exact("Run this tool? [y/N] ")
-    chat.sendintr()
-    chat.expect_exact("toolwire: interrupted")
-    chat.expect(pexpect.EOF, timeout=5)
-    chat.close()
+CANCELLED = "(cancelled: the conversation is as it was before that prompt; Ctrl-C at the prompt leaves)"
+
+
+def server_args(server: ScriptedServer) -> list[str]:
+    return ["--provider", "openai", "--model", "test-model", "--base-url", server.base_url + "/v1"]
+
+
+def test_ctrl_c_at_the_approval_prompt_cancels_the_turn_and_ctrl_c_at_the_prompt_leaves(tmp_path: Path) -> None:
+    script = [reply("", [write_call("call_1", "first")]), reply("Hello again.")]
+    with ScriptedServer(script) as server:
+        chat = spawn(tmp_path, *server_args(server))
+        chat.expect_exact("you> ")
+        chat.sendline("write a note")
+        chat.expect_exact("Run this tool? [y/N] ")
+        chat.sendintr()
+        chat.expect_exact(CANCELLED)
+        chat.expect_exact("you> ")
+        chat.sendline("hello")  # read by the new prompt, not by the abandoned approval question
+        chat.expect_exact("Hello again.")
+        chat.expect_exact("you> ")
+        chat.sendintr()
+        chat.expect_exact("toolwire: interrupted")
+        chat.expect(pexpect.EOF)
+        chat.close()
+    assert chat.exitstatus == 130
+    assert "Traceback" not in (chat.before or "")
+    assert not (tmp_path / "note.txt").exists()
+    # The cancelled prompt is not part of the conversation the next prompt continues.
+    second = server.requests[1].request
+    assert second is not None
+    assert [m for m in second.messages if not isinstance(m, SystemMessage)] == [UserMessage(content="hello")]
+
+
+def test_ctrl_c_while_the_model_answers_cancels_and_twice_leaves(tmp_path: Path) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def slow(_: object) -> str:
+        started.set()
+        release.wait(60)
+        return "too late"
+
+    with ScriptedServer([slow, "Quick answer.", slow]) as server:
+        try:
+            chat = spawn(tmp_path, *server_args(server))
+            chat.expect_exact("you> ")
+            chat.sendline("think hard")
+            assert started.wait(60)
+            chat.sendintr()
+            chat.expect_exact(CANCELLED)
+            chat.expect_exact("you> ")
+            chat.sendline("quick")
+            chat.expect_exact("Quick answer.")
+            started.clear()
+            chat.sendline("think again")
+            assert started.wait(60)
+            chat.sendintr()
+            chat.expect_exact("^C")  # the terminal took the first press (two at once are one: it flushes input)
+            chat.sendintr()  # the second press leaves, whether or not the first one finished
+            chat.expect_exact("toolwire: interrupted")
+            chat.expect(pexpect.EOF)
+            chat.close()
+        finally:
+            release.set()
     assert chat.exitstatus == 130
     assert "Traceback" not in (chat.before or "")

@@ -2,7 +2,8 @@
 
 The conversation carries over from prompt to prompt (each run starts from the previous run's
 messages). High-risk calls wait for the person's y/n unless `--yes`. Commands: `/tools`,
-`/reset`, `/exit` (Ctrl-D works too).
+`/reset`, `/exit` (Ctrl-D works too). Ctrl-C during a turn cancels that turn (the
+conversation stays as it was before the prompt); Ctrl-C at the prompt, or twice, leaves.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ from toolwire.cli._output import EventView
 from toolwire.cli._run import drive
 from toolwire.cli._settings import Settings
 from toolwire.cli._setup import build_agent, open_model
-from toolwire.cli._terminal import Loop, ask_line
+from toolwire.cli._terminal import Loop, TurnCancelled, ask_line
 from toolwire.errors import ToolwireError
 from toolwire.reviewers import AutoApprove, ConsoleReviewer, Reviewer
 from toolwire.types import Message, UserMessage
 
 __all__ = ["chat_command"]
 
-_HELP = "Type a task; /tools lists the tools, /reset starts over, /exit (or Ctrl-D) quits."
+_HELP = "Type a task; /tools lists the tools, /reset starts over, /exit (or Ctrl-D) quits; Ctrl-C stops a turn."
+_CANCELLED = "(cancelled: the conversation is as it was before that prompt; Ctrl-C at the prompt leaves)"
 _PROMPT = "you> "
 
 
@@ -76,7 +78,11 @@ def _converse(agent: Agent, loop: Loop, console: Console, view: EventView) -> No
 def _turn(agent: Agent, loop: Loop, view: EventView, messages: list[Message], console: Console) -> list[Message]:
     """One prompt; the new history, or an empty list (keep the old one) when the run failed."""
     try:
-        result = loop.run(drive(agent, messages, view))
+        result = loop.run_turn(drive(agent, messages, view))
+    except TurnCancelled:
+        view.end_line()
+        console.print(Text(_CANCELLED, style="yellow"))
+        return []
     except ToolwireError as exc:
         view.end_line()
         console.print(Text(f"error: {exc}", style="red"))
