@@ -10,6 +10,11 @@ name = "vllm"                          # a provider of `toolwire.client.PROVIDER
 model = "Qwen/Qwen3-8B"
 base_url = "http://localhost:8000/v1"
 api_key_env = "MY_VLLM_KEY"            # the variable holding the key (default: the provider's own)
+# name = "copilot" only: the GitHub Copilot CLI as the agent runtime. With base_url (or
+# copilot_byok) it calls your own model endpoint (bring your own key) instead of GitHub's.
+# copilot_byok = "openai"               # openai (and compatible servers) | azure | anthropic
+# copilot_wire_api = "completions"      # completions | responses (openai, azure)
+# copilot_record = "copilot.jsonl"      # append the JSON-RPC traffic here (secrets redacted)
 
 [agent]
 max_tool_turns = 10
@@ -64,6 +69,9 @@ class ProviderSettings:
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
+    copilot_byok: str | None = None
+    copilot_wire_api: str | None = None
+    copilot_record: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +152,21 @@ def _is_text(value: Any) -> bool:
     return isinstance(value, str)
 
 
+def _one_of(*choices: str) -> tuple[_Check, str]:
+    return (lambda value: value in choices), "one of " + ", ".join(repr(c) for c in choices)
+
+
 _STR = (_is_str, "a non-empty string")
 _SECTIONS: dict[str, dict[str, tuple[_Check, str]]] = {
-    "provider": {"name": _STR, "model": _STR, "base_url": _STR, "api_key_env": _STR},
+    "provider": {
+        "name": _STR,
+        "model": _STR,
+        "base_url": _STR,
+        "api_key_env": _STR,
+        "copilot_byok": _one_of("openai", "azure", "anthropic"),
+        "copilot_wire_api": _one_of("completions", "responses"),
+        "copilot_record": _STR,
+    },
     "agent": {
         "max_tool_turns": (_is_count, "an integer >= 0"),
         "tool_mode": (_is_mode, "one of " + ", ".join(repr(m) for m in TOOL_MODES)),

@@ -376,7 +376,8 @@ def test_help_documents_the_settings_order(project: Path) -> None:
     assert "The environment only supplies API keys" in done.stdout
 
 
-def test_run_with_the_copilot_provider_through_a_fake_cli(project: Path, tmp_path: Path) -> None:
+def fake_copilot_env(tmp_path: Path, *turns: dict[str, Any], authenticated: bool = False) -> dict[str, str]:
+    """A `copilot` launcher for the scripted fake CLI, and the variables that point toolwire at it."""
     from toolwire.testing import fake_copilot
     from toolwire.testing.fake_copilot import ENV_SCENARIO, ENV_TRANSCRIPT
 
@@ -384,14 +385,63 @@ def test_run_with_the_copilot_provider_through_a_fake_cli(project: Path, tmp_pat
     launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{fake_copilot.__file__}" "$@"\n')
     launcher.chmod(0o755)
     scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"authenticated": authenticated, "sends": [list(turns)]}))
+    return {"COPILOT_CLI_PATH": str(launcher), ENV_SCENARIO: str(scenario), ENV_TRANSCRIPT: str(tmp_path / "t.jsonl")}
+
+
+def test_run_with_the_copilot_provider_through_a_fake_cli(project: Path, tmp_path: Path) -> None:
     turn = {"text": "", "tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "hello.txt"}}]}
-    scenario.write_text(json.dumps({"sends": [[turn, {"text": "The file says hi."}]]}))
-    env = {"COPILOT_CLI_PATH": str(launcher), ENV_SCENARIO: str(scenario), ENV_TRANSCRIPT: str(tmp_path / "t.jsonl")}
+    env = fake_copilot_env(tmp_path, turn, {"text": "The file says hi."}, authenticated=True)
     done = toolwire(
         "run", "--provider", "copilot", "--model", "fake-model", "what is in hello.txt?", cwd=project, env=env
     )
     assert (done.returncode, done.stdout) == (0, "The file says hi.\n")
     assert '→ read(path="hello.txt")' in done.stderr and "hi from the file" in done.stderr
+
+
+def test_copilot_bring_your_own_key_from_flags_and_the_settings_file(project: Path, tmp_path: Path) -> None:
+    env = fake_copilot_env(tmp_path, {"text": "From my own model."}) | {"MY_BYOK_KEY": "sk-mine"}
+    record = tmp_path / "traffic.jsonl"
+    args = ["--provider", "copilot", "--model", "my-model", "--base-url", "http://127.0.0.1:8000/v1"]
+    done = toolwire("run", *args, "--copilot-record", str(record), "hi", cwd=project, env=env)
+    assert (done.returncode, done.stdout) == (0, "From my own model.\n"), done.stderr
+    sent = [json.loads(line)["frame"] for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    create = next(f["params"] for f in sent if f.get("method") == "session.create")
+    # OPENAI_API_KEY (the openai type's own variable) is the key; no GitHub sign-in is asked for.
+    assert create["provider"] == {"type": "openai", "baseUrl": "http://127.0.0.1:8000/v1", "apiKey": "sk-test"}
+    assert "auth.getStatus" not in [f.get("method") for f in sent]
+    assert "sk-test" not in record.read_text() and '"method": "session.create"' in record.read_text()
+
+    (tmp_path / "t.jsonl").unlink()
+    settings = settings_folder(
+        project,
+        "byok",
+        '[provider]\nname = "copilot"\nmodel = "claude-x"\nbase_url = "https://api.anthropic.com"\n'
+        'api_key_env = "MY_BYOK_KEY"\ncopilot_byok = "anthropic"\n',
+    )
+    done = toolwire("run", "hi", cwd=settings, env=env)
+    assert (done.returncode, done.stdout) == (0, "From my own model.\n"), done.stderr
+    sent = [json.loads(line)["frame"] for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    create = next(f["params"] for f in sent if f.get("method") == "session.create")
+    assert create["provider"] == {"type": "anthropic", "baseUrl": "https://api.anthropic.com", "apiKey": "sk-mine"}
+
+
+def test_copilot_flags_are_refused_for_other_providers_and_byok_needs_a_url(project: Path) -> None:
+    results = toolwire_all(
+        [
+            (["run", "--provider", "openai", "--model", "m", "--copilot-byok", "openai", "hi"], project),
+            (["run", "--provider", "copilot", "--model", "m", "--copilot-byok", "azure", "hi"], project),
+        ]
+    )
+    assert results == [
+        (2, "", "toolwire: error: --copilot-byok applies only to --provider copilot, not 'openai'.\n"),
+        (
+            2,
+            "",
+            "toolwire: error: --copilot-byok needs the endpoint's URL: pass --base-url or set [provider] base_url "
+            "in toolwire.toml.\n",
+        ),
+    ]
 
 
 def test_version_and_an_unfinished_run_exit_status(project: Path) -> None:

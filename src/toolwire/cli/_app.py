@@ -73,6 +73,16 @@ def _add_common(parser: argparse.ArgumentParser, *, top: bool) -> None:
     group.add_argument("--config", metavar="FILE", type=Path, default=default, help="read this settings file")
     group.add_argument("-y", "--yes", action="store_true", default=switch, help="approve every tool call")
     group.add_argument("--debug", action="store_true", default=switch, help="log at DEBUG on stderr")
+    _add_copilot(parser, default)
+
+
+def _add_copilot(parser: argparse.ArgumentParser, default: str | None) -> None:
+    group = parser.add_argument_group("GitHub Copilot CLI (--provider copilot)")
+    byok = ("openai", "azure", "anthropic")
+    help = "bring your own key: the CLI calls --base-url with api_key_env's key"
+    group.add_argument("--copilot-byok", choices=byok, default=default, help=help)
+    group.add_argument("--copilot-wire-api", choices=("completions", "responses"), default=default, help="BYOK API")
+    group.add_argument("--copilot-record", metavar="FILE", default=default, help="append the JSON-RPC traffic here")
 
 
 def _count(text: str) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from toolwire.client import PROVIDERS
 from toolwire.config import Config, ProviderSettings, ToolMode
@@ -51,6 +52,9 @@ class Settings:
     system_prompt: str | None
     yes: bool
     config_path: Path | None
+    copilot_byok: str | None = None
+    copilot_wire_api: str | None = None
+    copilot_record: Path | None = None
 
 
 def known_providers() -> list[str]:
@@ -77,4 +81,21 @@ def resolve(args: argparse.Namespace, config: Config) -> Settings:
         system_prompt=agent.system_prompt,
         yes=bool(args.yes),
         config_path=config.path,
+        **_copilot(args, section, name),
     )
+
+
+def _copilot(args: argparse.Namespace, section: ProviderSettings, name: str) -> dict[str, Any]:
+    """The Copilot settings (bring your own key, the traffic record); only `copilot` takes them."""
+    byok = getattr(args, "copilot_byok", None) or section.copilot_byok
+    wire_api = getattr(args, "copilot_wire_api", None) or section.copilot_wire_api
+    record = getattr(args, "copilot_record", None) or section.copilot_record
+    given = {"--copilot-byok": byok, "--copilot-wire-api": wire_api, "--copilot-record": record}
+    stray = [flag for flag, value in given.items() if value is not None]
+    if stray and name != COPILOT:
+        raise UsageError(f"{stray[0]} applies only to --provider copilot, not {name!r}.")
+    return {
+        "copilot_byok": byok,
+        "copilot_wire_api": wire_api,
+        "copilot_record": Path(record) if record is not None else None,
+    }

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from toolwire._connect import connect
 from toolwire.agent import Agent
@@ -63,7 +64,7 @@ def _connect(settings: Settings) -> BaseClient:
         if not key:
             raise UsageError(f"{settings.api_key_env} is not set (api_key_env in {settings.config_path}); export it.")
     if settings.provider == COPILOT:
-        return connect(f"copilot:{settings.model}", api_key=key, cwd=str(Path.cwd()))
+        return _connect_copilot(settings, key)
     try:
         return connect_http(f"{settings.provider}:{settings.model}", api_key=key, base_url=settings.base_url)
     except AuthenticationError:
@@ -73,6 +74,34 @@ def _connect(settings: Settings) -> BaseClient:
         ) from None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+# The variable each BYOK provider type reads its key from when api_key_env does not say.
+_BYOK_KEY_ENV = {"openai": "OPENAI_API_KEY", "azure": "AZURE_OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def _connect_copilot(settings: Settings, key: str | None) -> BaseClient:
+    """The Copilot CLI; with --base-url or --copilot-byok it calls that endpoint with your own key."""
+    options: dict[str, Any] = {"cwd": str(Path.cwd())}
+    if settings.copilot_record is not None:
+        options["record"] = settings.copilot_record
+    if settings.base_url is None and settings.copilot_byok is None:
+        return connect(f"copilot:{settings.model}", api_key=key, **options)  # key: a GitHub token
+    if settings.base_url is None:
+        raise UsageError(
+            "--copilot-byok needs the endpoint's URL: pass --base-url or set [provider] base_url in toolwire.toml."
+        )
+    kind = settings.copilot_byok or "openai"
+    from toolwire.copilot import CopilotProvider  # the Copilot package loads only when used
+    from toolwire.copilot._byok import ByokType, WireApi
+
+    options["provider"] = CopilotProvider(
+        type=cast(ByokType, kind),  # checked by argparse and by the settings file
+        base_url=settings.base_url,
+        api_key=key or os.environ.get(_BYOK_KEY_ENV[kind]) or None,
+        wire_api=cast(WireApi | None, settings.copilot_wire_api),
+    )
+    return connect(f"copilot:{settings.model}", **options)
 
 
 def build_agent(model: Model, settings: Settings, reviewer: Reviewer | None) -> Agent:

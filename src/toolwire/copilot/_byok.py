@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-__all__ = ["BYOK_TYPES", "ByokType", "CopilotProvider", "provider_wire"]
+__all__ = ["BYOK_TYPES", "ByokType", "CopilotProvider", "WireApi", "provider_wire"]
 
 ByokType: TypeAlias = Literal["openai", "azure", "anthropic"]
+WireApi: TypeAlias = Literal["completions", "responses"]
 BYOK_TYPES: tuple[ByokType, ...] = ("openai", "azure", "anthropic")
 """`openai` also covers OpenAI-compatible servers (vLLM, Ollama, LiteLLM, ...)."""
 
@@ -35,7 +36,7 @@ class CopilotProvider:
     type: ByokType = "openai"
     api_key: str | None = field(default=None, repr=False)
     bearer_token: str | None = field(default=None, repr=False)
-    wire_api: Literal["completions", "responses"] | None = None
+    wire_api: WireApi | None = None
     azure_api_version: str | None = None
 
     def __post_init__(self) -> None:
