@@ -74,7 +74,13 @@ def test_home_config_folder_is_used_without_xdg(tmp_path: Path, monkeypatch: pyt
     [
         (
             '[provider]\nnmae = "x"\n',
-            "Unknown key 'provider.nmae' in {path!r}; [provider] may hold: name, model, base_url, api_key_env.",
+            "Unknown key 'provider.nmae' in {path!r}; [provider] may hold: name, model, base_url, api_key_env, "
+            "copilot_byok, copilot_wire_api, copilot_record.",
+        ),
+        (
+            '[provider]\ncopilot_byok = "gemini"\n',
+            "'provider.copilot_byok' in {path!r} must be one of 'openai', 'azure', 'anthropic', got 'gemini' "
+            "(a string).",
         ),
         (
             "[agent]\nmax_turns = 3\n",
