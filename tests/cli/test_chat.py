@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -18,8 +19,20 @@ def spawn(cwd: Path, *args: str) -> pexpect.spawn:
     env = {k: v for k, v in os.environ.items() if k != "DEBUG"}
     env |= {"TERM": "dumb", "NO_COLOR": "1", "OPENAI_API_KEY": "sk-test", "XDG_CONFIG_HOME": str(cwd / ".none")}
     return pexpect.spawn(
-        sys.executable, ["-m", "toolwire.cli", "chat", *args], cwd=str(cwd), env=env, encoding="utf-8", timeout=60
+        sys.executable,
+        ["-m", "toolwire.cli", "chat", *args],
+        cwd=str(cwd),
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    # A shell starts background jobs with SIGINT ignored, and children inherit that: pytest run
+    # as `make test &` (or by a CI runner that does so) would spawn a chat that Ctrl-C cannot reach.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def write_call(id: str, content: str) -> ToolCall:

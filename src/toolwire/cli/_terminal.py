@@ -157,8 +157,9 @@ class Loop:
                 prompts released).
             KeyboardInterrupt: On a second Ctrl-C before the turn stopped.
         """
-        if threading.current_thread() is not threading.main_thread():
-            return self.run(coro)  # signals reach only the main thread
+        main = threading.current_thread() is threading.main_thread()
+        if not main or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            return self.run(coro)  # signals reach only the main thread; an ignored SIGINT stays ignored
         turn = _Turn(coro, self._runner.get_loop())
         previous = signal.signal(signal.SIGINT, turn.on_sigint)
         try:
