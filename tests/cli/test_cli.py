@@ -376,6 +376,19 @@ def test_help_documents_the_settings_order(project: Path) -> None:
     assert "The environment only supplies API keys" in done.stdout
 
 
+def test_a_commands_help_shows_its_flags_once_and_points_to_the_shared_text(project: Path) -> None:
+    commands = ["chat", "run", "tools", "convert"]
+    results = toolwire_all([([name, "--help"], project) for name in commands])
+    for name, (code, out, err) in zip(commands, results, strict=True):
+        assert (code, err) == (0, ""), name
+        assert out.startswith(f"usage: toolwire {name} "), name
+        assert "settings, highest first" not in out and "examples:\n" not in out, name
+        assert out.count("--provider NAME") == 2, name  # once in usage, once in the settings group
+        assert out.endswith(
+            "The settings order, the settings file's keys, the providers and examples: toolwire --help.\n"
+        )
+
+
 def fake_copilot_env(tmp_path: Path, *turns: dict[str, Any], authenticated: bool = False) -> dict[str, str]:
     """A `copilot` launcher for the scripted fake CLI, and the variables that point toolwire at it."""
     from toolwire.testing import fake_copilot

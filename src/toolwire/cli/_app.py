@@ -32,7 +32,8 @@ settings, highest first:
   1. command-line flags
   2. the settings file: ./toolwire.toml, else $XDG_CONFIG_HOME/toolwire/toolwire.toml
      (~/.config/toolwire/toolwire.toml); sections [provider] name, model, base_url,
-     api_key_env and [agent] max_tool_turns, tool_mode, output_budget_chars, system_prompt
+     api_key_env (copilot: copilot_byok, copilot_wire_api, copilot_record) and
+     [agent] max_tool_turns, tool_mode, output_budget_chars, system_prompt
   3. built-in defaults: provider {DEFAULT_PROVIDER!r} (the offline scripted model), tool mode auto,
      10 tool turns
 The environment only supplies API keys (api_key_env, or the provider's own variable such as
@@ -49,6 +50,9 @@ examples:
   toolwire chat --provider anthropic --model claude-sonnet-4-5
   toolwire convert --from openai --to anthropic request.json
 """
+
+# A command's --help shows its own flags; the shared settings text lives in `toolwire --help` once.
+_COMMAND_EPILOG = "The settings order, the settings file's keys, the providers and examples: toolwire --help."
 
 Command = Callable[[Settings, argparse.Namespace], int]
 
@@ -106,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, help: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help, description=help, epilog=_EPILOG, formatter_class=formatter)
+        sub = commands.add_parser(name, help=help, description=help, epilog=_COMMAND_EPILOG, formatter_class=formatter)
         _add_common(sub, top=False)
         return sub
 
