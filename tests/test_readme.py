@@ -1,8 +1,14 @@
-"""The README's Python examples run as written, offline, and it links nowhere outside the repository."""
+"""The README's examples run as written, offline, and it links nowhere outside the repository.
+
+Python blocks run; TOML blocks load as a settings file; the offline `toolwire` command lines
+run; the ones that need a real model are checked against the parser (flags and choices exist).
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +16,12 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"), re.DOTALL | re.MULTILINE)
+TEXT = README.read_text(encoding="utf-8")
+BLOCKS = re.findall(r"^```python\n(.*?)^```", TEXT, re.DOTALL | re.MULTILINE)
+TOML = re.findall(r"^```toml\n(.*?)^```", TEXT, re.DOTALL | re.MULTILINE)
+SHELL = re.findall(r"^```sh\n(.*?)^```", TEXT, re.DOTALL | re.MULTILINE)
+# Indented command lines: `toolwire ...`, optionally after `VAR=... ` assignments.
+COMMANDS = [line.split("#")[0].strip() for line in re.findall(r"^    ((?:[A-Z_]+=\S+ )*toolwire .*)$", TEXT, re.M)]
 
 
 def test_the_readme_has_python_examples() -> None:
@@ -32,5 +43,56 @@ def test_each_python_example_runs(number: int, tmp_path: Path) -> None:
 
 
 def test_no_link_leaves_the_repository() -> None:
-    links = re.findall(r"\]\((https?://[^)]+)\)", README.read_text(encoding="utf-8"))
+    links = re.findall(r"\]\((https?://[^)]+)\)", TEXT)
     assert links == []
+    assert re.findall(r"[`(]\.\./[^`)]*", TEXT) == []  # nor a path to a file outside it
+
+
+def test_each_toml_example_is_a_valid_settings_file(tmp_path: Path) -> None:
+    from toolwire.config import load_config
+
+    assert TOML
+    for number, block in enumerate(TOML):
+        path = tmp_path / f"{number}.toml"
+        path.write_text(block, encoding="utf-8")
+        assert load_config(path).path == path
+
+
+def test_each_shell_example_names_a_make_target() -> None:
+    makefile = (README.parent / "Makefile").read_text(encoding="utf-8")
+    lines = [line.split("#")[0].strip() for block in SHELL for line in block.splitlines() if line.strip()]
+    assert lines and all(line.startswith("make ") for line in lines)
+    assert all(re.search(rf"^{line.split()[1]}:", makefile, re.M) for line in lines)
+
+
+def _argv(command: str) -> list[str]:
+    words = shlex.split(command)
+    while "=" in words[0]:
+        words.pop(0)
+    assert words[0] == "toolwire", command
+    return words[1:]
+
+
+def test_the_command_examples_parse_and_the_offline_ones_run(tmp_path: Path) -> None:
+    from toolwire.cli._app import build_parser
+
+    assert len(COMMANDS) >= 8
+    offline = []
+    for command in COMMANDS:
+        args = build_parser().parse_args(_argv(command))  # a stale flag or choice exits here
+        if args.provider is None or args.provider.startswith("scripted"):
+            offline.append(_argv(command))
+    assert len(offline) >= 3
+    env = {k: v for k, v in os.environ.items() if k != "DEBUG"} | {"XDG_CONFIG_HOME": str(tmp_path / "none")}
+    for argv in offline:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolwire.cli", *argv],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, (argv, done.stderr)
