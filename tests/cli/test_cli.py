@@ -353,7 +353,8 @@ def test_errors_are_one_line_with_status_2_for_usage_and_1_at_runtime(project: P
     refused = ["run", "--provider", "openai", "--model", "m", "--base-url", f"http://127.0.0.1:{free_port()}/v1", "hi"]
     line = (
         r"toolwire: error: Could not reach openai at http://127\.0\.0\.1:\d+/v1/chat/completions: "
-        r"ConnectError: .*; check base_url and the network\. \(openai\)"
+        r"ConnectError: .*; check --base-url \(or base_url in \[provider\] of toolwire\.toml\) and the network\. "
+        r"\(openai\)"
     )
     cases.append((refused, project, 1, line))
     with ScriptedServer([ErrorReply(status=401, message="Incorrect API key provided: sk-test.")]) as server:
@@ -367,6 +368,32 @@ def test_errors_are_one_line_with_status_2_for_usage_and_1_at_runtime(project: P
         assert (code, out) == (status, ""), (args, err)
         assert err.endswith("\n") and err.count("\n") == 1, (args, err)
         assert re.fullmatch(pattern, err[:-1]), (args, err)
+
+
+def test_errors_name_flags_settings_and_variables_never_connect_arguments(project: Path, tmp_path: Path) -> None:
+    missing_cli = {"COPILOT_CLI_PATH": str(tmp_path / "no-copilot")}
+    signed_out = fake_copilot_env(tmp_path, {"text": "unused"})
+    cases = [
+        (["--provider", "openai-compatible", "--model", "m"], {}, 2, (
+            "openai-compatible needs --base-url (or base_url in [provider] of toolwire.toml), the server's "
+            "OpenAI-compatible URL ending in /v1."
+        )),
+        (["--provider", "vertex", "--model", "m"], {"VERTEX_ACCESS_TOKEN": "t"}, 2, (
+            "vertex needs its project: set GOOGLE_CLOUD_PROJECT."
+        )),
+        (["--provider", "copilot", "--model", "m"], missing_cli, 1, (
+            f"Could not start the Copilot CLI {missing_cli['COPILOT_CLI_PATH']!r} (No such file or directory); "
+            "install it or set COPILOT_CLI_PATH to it. (copilot)"
+        )),
+        (["--provider", "copilot", "--model", "m"], signed_out, 1, (
+            "The Copilot CLI is not signed in ('Not authenticated'); run `copilot login`, set COPILOT_GITHUB_TOKEN, "
+            "or use your own key with --base-url. (copilot)"
+        )),
+    ]  # fmt: skip
+    for args, env, status, message in cases:
+        done = toolwire("run", *args, "hi", cwd=project, env={"GOOGLE_CLOUD_PROJECT": ""} | env)
+        assert (done.returncode, done.stdout, done.stderr) == (status, "", f"toolwire: error: {message}\n")
+        assert "connect()" not in done.stderr and "=..." not in done.stderr
 
 
 def test_help_documents_the_settings_order(project: Path) -> None:

@@ -181,7 +181,9 @@ def _configure_logging(debug: bool) -> None:
 
 
 def _fail(status: int, message: str) -> int:
-    sys.stderr.write(f"toolwire: error: {' '.join(message.split())}\n")
+    from toolwire.cli._speak import in_cli_terms
+
+    sys.stderr.write(f"toolwire: error: {' '.join(in_cli_terms(message).split())}\n")
     sys.stderr.flush()
     return status
 

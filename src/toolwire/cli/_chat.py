@@ -18,6 +18,7 @@ from toolwire.cli._output import EventView
 from toolwire.cli._run import drive
 from toolwire.cli._settings import Settings
 from toolwire.cli._setup import build_agent, open_model
+from toolwire.cli._speak import in_cli_terms
 from toolwire.cli._terminal import Loop, TurnCancelled, ask_line
 from toolwire.errors import ToolwireError
 from toolwire.reviewers import AutoApprove, ConsoleReviewer, Reviewer
@@ -85,7 +86,7 @@ def _turn(agent: Agent, loop: Loop, view: EventView, messages: list[Message], co
         return []
     except ToolwireError as exc:
         view.end_line()
-        console.print(Text(f"error: {exc}", style="red"))
+        console.print(Text(f"error: {in_cli_terms(str(exc))}", style="red"))
         return []
     if result.stop_reason not in ("end_turn", "done"):
         console.print(Text(f"(the run stopped early: {result.stop_reason})", style="yellow"))
