@@ -16,13 +16,14 @@ from harness import RowSpec
 
 MODULES = (
     ("toolwire", "toolwire", "toolwire"),
+    ("toolwire.agent", "toolwire", "toolwire.agent"),  # what `Agent` costs: tools, Pydantic, the loop
     ("langchain_core", "peer", "langchain_core"),
     ("pydantic_ai", "peer", "pydantic_ai"),
     ("openai", "peer", "openai"),
     ("agents", "peer", "agents"),
     ("litellm", "peer", "litellm"),
 )
-REPS = {"bare": 15, "toolwire": 15, "litellm": 4}
+REPS = {"bare": 15, "toolwire": 15, "toolwire.agent": 15, "litellm": 4}
 DEFAULT_REPS = 7
 
 

@@ -66,12 +66,17 @@ def toolwire_at(n: int) -> Any:
     return lambda: _toolwire(n)
 
 
-def _toolwire(n: int = payloads.STREAM_CHUNKS) -> tuple[Any, Any]:
+def _toolwire_nulls() -> tuple[Any, Any]:
+    """The same stream with every delta key present and null where unused, as vLLM sends it."""
+    return _toolwire(chunks=payloads.openai_stream_with_nulls())
+
+
+def _toolwire(n: int = payloads.STREAM_CHUNKS, chunks: list[dict[str, Any]] | None = None) -> tuple[Any, Any]:
     from toolwire.codecs import get_codec
     from toolwire.types import Done
 
     codec = get_codec("openai")
-    chunks = payloads.openai_stream(n)
+    chunks = chunks if chunks is not None else payloads.openai_stream(n)
 
     def run(_: Any) -> Result:
         decoder = codec.stream_decoder()
@@ -197,6 +202,13 @@ def rows() -> list[RowSpec]:
             "toolwire",
             '`get_codec("openai").stream_decoder()`: `feed(chunk)` per dict (events kept) + `finish()`',
             _toolwire,
+        ),
+        RowSpec(
+            "toolwire (null keys)",
+            "toolwire",
+            "the toolwire row over the same chunks with every delta key present, unused ones `null` (vLLM); "
+            "target ≤ 2× the toolwire row",
+            _toolwire_nulls,
         ),
         RowSpec(
             "litellm", "peer", "`litellm.stream_chunk_builder(chunks=dicts)` + `json.loads` of the arguments", _litellm

@@ -232,6 +232,24 @@ def openai_stream(chunks: int = STREAM_CHUNKS) -> list[dict[str, Any]]:
     return out
 
 
+def openai_stream_with_nulls(chunks: int = STREAM_CHUNKS) -> list[dict[str, Any]]:
+    """`openai_stream` as vLLM sends it: every delta and call key present, `null` where unused."""
+    delta_keys = {"role": None, "content": None, "reasoning_content": None, "tool_calls": None, "function_call": None}
+    out = []
+    for chunk in openai_stream(chunks):
+        choices = []
+        for choice in chunk["choices"]:
+            delta = delta_keys | choice["delta"]
+            if delta["tool_calls"]:
+                delta["tool_calls"] = [
+                    {"id": None, "type": None, **call, "function": {"name": None, **call["function"]}}
+                    for call in delta["tool_calls"]
+                ]
+            choices.append({**choice, "delta": delta, "logprobs": None})
+        out.append({**chunk, "choices": choices, "usage": chunk.get("usage")})
+    return out
+
+
 _PROSE = (
     "The migration moved the billing service to the new queue; latency dropped by 40% and the "
     "error budget recovered. Next we look at caching {turn} and the retry policy.\n"

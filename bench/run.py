@@ -182,6 +182,8 @@ def targets(results: dict[str, list[Row]]) -> list[tuple[str, str, bool | None]]
     if "import" in results:
         tw = _by(results["import"], "toolwire")
         add("Import: toolwire ≤ 100 ms", tw.median * 1000 if tw else None, 100, "{:.0f} ms")
+        agent = _by(results["import"], "toolwire.agent")
+        add("Import: toolwire.agent ≤ 80 ms", agent.median * 1000 if agent else None, 80, "{:.0f} ms")
         add(
             "Import: toolwire ≤ 0.5\u00d7 langchain_core",
             harness.ratio(results["import"], "toolwire", "langchain_core"),
@@ -192,6 +194,8 @@ def targets(results: dict[str, list[Row]]) -> list[tuple[str, str, bool | None]]
             add(f"Convert → {target}: ≤ 0.6\u00d7 floor", harness.ratio(results[key], "toolwire", "floor"), 0.6)
     if "stream" in results:
         add("Stream: ≤ 3\u00d7 floor", harness.ratio(results["stream"], "toolwire", "floor"), 3)
+        nulls = harness.ratio(results["stream"], "toolwire (null keys)", "toolwire")
+        add("Stream with null keys: ≤ 2\u00d7 the toolwire row", nulls, 2)
     if "agent-loop" in results:
         add("Agent loop: ≤ 10\u00d7 floor", harness.ratio(results["agent-loop"], "toolwire", "floor"), 10)
     if "agent-sleep" in results:

@@ -189,3 +189,15 @@ def test_the_layers_form_no_circle() -> None:
 
     circles = sorted(f"{a} -> {b}" for a in graph for b in graph[a] if reaches(b, a, set()))
     assert circles == []
+
+
+def test_import_toolwire_agent_loads_no_pydantic_and_builds_no_tool() -> None:
+    # The agent's import cost (bench/b_import.py, target <= 80 ms over a bare start) is mostly
+    # pydantic; tools build on first use, so importing the agent must not load it.
+    code = (
+        "import sys, toolwire.agent, toolwire.cache; "
+        "print(sorted(m for m in ('pydantic', 'httpx2', 'rich', 'json_repair') if m in sys.modules), "
+        "toolwire.cache.cache_tools.cache_info().currsize)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] 0"

@@ -13,10 +13,14 @@ import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from toolwire.textcalls import result_text
-from toolwire.tools import Dependency, Depends, Tool, ToolError, tool
+from toolwire.tools import Dependency, Depends, ToolError
 from toolwire.types import Message, ToolResult
+
+if TYPE_CHECKING:
+    from toolwire.tools import Tool
 
 __all__ = [
     "CACHE",
@@ -269,6 +273,8 @@ def cache_tools() -> tuple[Tool, Tool]:
 
     Built on first use, not at import: each tool is a Pydantic model, and most runs never trim.
     """
+    from toolwire.tools import tool
+
     return (
         tool(risk="low", name="tool_output_cache")(_read_cached),
         tool(risk="low", name="tool_output_cache_grep")(_grep_cached),

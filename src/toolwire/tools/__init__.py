@@ -14,14 +14,19 @@ def read(path: str, root: Path = Depends(ROOT)) -> str:
 `await read.execute_raw('{"path": "a.txt"}', ToolContext(), call=call)` parses, validates,
 runs and returns a `ToolResult`; model mistakes and tool failures come back as `error` results.
 This package is independent of providers: it imports `toolwire.types`, `toolwire.errors`,
-pydantic and json_repair, never a codec, the transport or the runtime.
+pydantic and json_repair, never a codec, the transport or the runtime. `Tool`, `tool` and
+`define_tool` (and with them pydantic) load on first use, so the agent imports light.
 """
 
 from __future__ import annotations
 
-from toolwire.tools._context import CancelSignal, Dependency, Depends, ToolContext
+from typing import TYPE_CHECKING, Any
+
+from toolwire.tools._context import DEFAULT_TOOL_TIMEOUT, CancelSignal, Dependency, Depends, ToolContext
 from toolwire.tools._results import ToolError
-from toolwire.tools._tool import DEFAULT_TOOL_TIMEOUT, Risk, Tool, define_tool, tool
+
+if TYPE_CHECKING:
+    from toolwire.tools._tool import Risk, Tool, define_tool, tool
 
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
@@ -35,3 +40,14 @@ __all__ = [
     "define_tool",
     "tool",
 ]
+
+_LAZY = ("Risk", "Tool", "define_tool", "tool")
+
+
+def __getattr__(name: str) -> Any:
+    """`Tool`, `tool`, `define_tool` and `Risk`, from `toolwire.tools._tool` on first access."""
+    if name in _LAZY:
+        from toolwire.tools import _tool
+
+        return getattr(_tool, name)
+    raise AttributeError(f"module 'toolwire.tools' has no attribute {name!r}")

@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
-__all__ = ["CancelSignal", "Dependency", "Depends", "ToolContext"]
+__all__ = ["DEFAULT_TOOL_TIMEOUT", "CancelSignal", "Dependency", "Depends", "ToolContext"]
+
+DEFAULT_TOOL_TIMEOUT = 900.0
+"""Seconds an agent lets a tool run when neither the tool nor the agent says otherwise.
+
+Longer than the longest `exec` command (600 s), so only a tool that hangs meets it."""
 
 T = TypeVar("T")
 

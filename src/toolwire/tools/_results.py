@@ -1,21 +1,23 @@
 """Map what a tool returned, or why it failed, to a `ToolResult` the model can act on.
 
 Error texts are written for the model: they name the argument, what was expected and what
-was received, so the next call can be corrected.
+was received, so the next call can be corrected. Pydantic is imported where a result needs it,
+not at import: `ToolError` and the agent's import stay light (a tool built with `@tool` has
+loaded pydantic long before its first result).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ToolwireError
 from toolwire.tools._jsonschema import expected_type
 from toolwire.types import ImagePart, TextPart, ToolResult
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = ["ToolError", "error_result", "to_result", "validation_message"]
 
@@ -55,6 +57,9 @@ def to_result(value: Any, call_id: str, name: str) -> ToolResult:
         return ToolResult(tool_call_id=call_id, name=name, kind="multimodal", value=[value])
     if _is_parts(value):
         return ToolResult(tool_call_id=call_id, name=name, kind="multimodal", value=list(value))
+    from pydantic import BaseModel
+    from pydantic_core import PydanticSerializationError, to_jsonable_python
+
     if isinstance(value, BaseModel):
         return ToolResult(tool_call_id=call_id, name=name, kind="data", value=value.model_dump(mode="json"))
     try:

@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeAlias, cast, get_args, overload
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolwire.codecs._shared import MAX_REPAIR_CHARS
-from toolwire.tools._context import ToolContext
+from toolwire.tools._context import DEFAULT_TOOL_TIMEOUT, ToolContext
 from toolwire.tools._docstrings import parse_docstring
 from toolwire.tools._jsonschema import tidy_schema
 from toolwire.tools._results import ToolError, error_result, to_result, validation_message
@@ -29,11 +29,6 @@ from toolwire.tools._signature import Plan, call_arguments, execute_plan, functi
 from toolwire.types import ToolCall, ToolDefinition, ToolResult
 
 __all__ = ["DEFAULT_TOOL_TIMEOUT", "Risk", "Tool", "define_tool", "tool"]
-
-DEFAULT_TOOL_TIMEOUT = 900.0
-"""Seconds an agent lets a tool run when neither the tool nor the agent says otherwise.
-
-Longer than the longest `exec` command (600 s), so only a tool that hangs meets it."""
 
 Risk: TypeAlias = Literal["low", "high"]
 """`low`: read-only, safe to run without review and concurrently; `high`: has side effects."""
