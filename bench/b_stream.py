@@ -207,7 +207,7 @@ def rows() -> list[RowSpec]:
             "toolwire (null keys)",
             "toolwire",
             "the toolwire row over the same chunks with every delta key present, unused ones `null` (vLLM); "
-            "target ≤ 2× the toolwire row",
+            "target ≤ 2\u00d7 the toolwire row",
             _toolwire_nulls,
         ),
         RowSpec(
