@@ -51,7 +51,9 @@ async def test_retry_after_seconds_is_honoured(case: Case) -> None:
             started = time.monotonic()
             assert (await client.complete("hi")).text == "ok"
             elapsed = time.monotonic() - started
-    assert 0.28 <= elapsed < 2.0
+    # At least the server's 0.3 s (not the tiny backoff); the upper bound only catches a misread
+    # value, so it is far away: a loaded machine may add seconds to the two round trips.
+    assert 0.28 <= elapsed < 30
 
 
 async def test_retry_after_http_date_is_honoured() -> None:
@@ -62,7 +64,7 @@ async def test_retry_after_http_date_is_honoured() -> None:
             started = time.monotonic()
             assert (await client.complete("hi")).text == "ok"
             elapsed = time.monotonic() - started
-    assert 0.15 <= elapsed < 2.5
+    assert 0.15 <= elapsed < 30  # see test_retry_after_seconds_is_honoured
 
 
 def test_parse_retry_after() -> None:
@@ -198,14 +200,15 @@ def test_error_for_status_reads_every_provider_shape() -> None:
 
 
 async def test_timeout_raises_toolwire_timeout_error() -> None:
-    with ScriptedServer([Delay(seconds=1.0, then=text_reply())]) as server:
+    # The reply would come after 30 s: finishing well before that means the 0.2 s timeout fired.
+    with ScriptedServer([Delay(seconds=30.0, then=text_reply())]) as server:
         async with server.connect("openai:m-1", timeout=0.2, max_retries=0) as client:
             started = time.monotonic()
             with pytest.raises(
                 TimeoutError, match=r"openai at http://127\.0\.0\.1:\d+/\S+ did not answer within 0.2s"
             ) as info:
                 await client.complete("hi")
-            assert time.monotonic() - started < 0.9
+            assert time.monotonic() - started < 20
     assert isinstance(info.value, ToolwireError)
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +58,14 @@ class Fake:
     def sent_events(self) -> list[str]:
         frames = [e["frame"] for e in self.entries() if e["dir"] == "out" and "frame" in e]
         return [f["params"]["event"]["type"] for f in frames if f.get("method") == "session.event"]
+
+
+async def until(condition: Callable[[], bool], deadline_s: float = 30.0) -> None:
+    """Wait until `condition()` holds (checked every 10 ms), failing after a generous deadline."""
+    deadline = time.monotonic() + deadline_s
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not hold within the deadline"
+        await asyncio.sleep(0.01)
 
 
 def alive(pid: int) -> bool:
