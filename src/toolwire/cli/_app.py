@@ -96,7 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, help: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help, description=help, epilog=_EPILOG, formatter_class=formatter)
+        # The settings order and examples live in `toolwire --help` only, not repeated per command.
+        epilog = "settings, providers and examples: toolwire --help"
+        sub = commands.add_parser(name, help=help, description=help, epilog=epilog, formatter_class=formatter)
         _add_common(sub, top=False)
         return sub
 
