@@ -560,3 +560,11 @@ def test_convert_warns_about_arguments_it_cannot_read_and_keeps_them_where_it_ca
         "toolwire: warning: call call_1 (lookup): 'I will call lookup now' is not valid JSON; "
         "sent as {} (the target takes only objects).\n"
     )
+
+
+def test_subcommand_help_points_to_the_main_help_instead_of_repeating_it(project: Path) -> None:
+    main_help = toolwire("--help", cwd=project).stdout
+    run_help = toolwire("run", "--help", cwd=project).stdout
+    assert "settings, highest first:" in main_help
+    assert "settings, highest first:" not in run_help
+    assert run_help.rstrip().endswith("settings, providers and examples: toolwire --help")

@@ -51,9 +51,6 @@ examples:
   toolwire convert --from openai --to anthropic request.json
 """
 
-# A command's --help shows its own flags; the shared settings text lives in `toolwire --help` once.
-_COMMAND_EPILOG = "The settings order, the settings file's keys, the providers and examples: toolwire --help."
-
 Command = Callable[[Settings, argparse.Namespace], int]
 
 
@@ -110,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, help: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help, description=help, epilog=_COMMAND_EPILOG, formatter_class=formatter)
+        # The settings order and examples live in `toolwire --help` only, not repeated per command.
+        epilog = "settings, providers and examples: toolwire --help"
+        sub = commands.add_parser(name, help=help, description=help, epilog=epilog, formatter_class=formatter)
         _add_common(sub, top=False)
         return sub
 
