@@ -27,6 +27,13 @@ async def test_byok_sends_the_provider_and_needs_no_github_sign_in(fake: Fake) -
     }
 
 
+async def test_a_provider_given_through_session_options_skips_the_sign_in_check_too(fake: Fake) -> None:
+    options = {"provider": {"type": "openai", "baseUrl": "http://127.0.0.1:8000/v1"}}
+    async with fake.client({"authenticated": False, "sends": [[{"text": "ok"}]]}, session_options=options) as client:
+        assert (await client.complete("hi")).text == "ok"
+    assert "auth.getStatus" not in fake.methods()
+
+
 async def test_byok_as_the_sdks_wire_mapping(fake: Fake) -> None:
     wire = {"type": "anthropic", "baseUrl": "https://api.anthropic.com", "apiKey": "k"}
     async with fake.client({"authenticated": False, "sends": [[{"text": "ok"}]]}, provider=wire) as client:

@@ -459,7 +459,7 @@ class CopilotClient(BaseClient):
                 provider="copilot",
                 body=hello,
             )
-        if self.check_auth and self.byok is None:
+        if self.check_auth and self.byok is None and "provider" not in self.session_options:
             status = await rpc.request("auth.getStatus", {}, self.startup_timeout)
             if not (isinstance(status, dict) and status.get("isAuthenticated")):
                 said = status.get("statusMessage") if isinstance(status, dict) else status
