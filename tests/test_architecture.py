@@ -27,6 +27,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "agent": (6, "runtime"),
     "cache": (6, "runtime"),
     "reviewers": (6, "runtime"),
+    "gateway": (6, "runtime"),
     "stdtools": (7, "edge"),
     "testing": (7, "edge"),
     "cli": (7, "edge"),

@@ -305,7 +305,7 @@ USAGE_ERRORS = [
         ["frobnicate"],
         2,
         "toolwire: error: argument COMMAND: invalid choice: 'frobnicate' (choose from 'chat', 'run', 'tools', "
-        "'convert') (see toolwire --help)",
+        "'convert', 'serve') (see toolwire --help)",
     ),
     (
         ["run", "--max-tool-turns", "-3", "hi"],
