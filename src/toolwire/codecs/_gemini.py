@@ -379,10 +379,29 @@ def _decode_tools(tools: Any) -> list[ToolDefinition]:
     return decoded
 
 
+def _json_schema_types(schema: Any) -> Any:
+    """Gemini's OpenAPI schema with JSON Schema's lower-case types (`OBJECT` -> `object`).
+
+    google-genai sends `parameters` types in upper case; every other provider (and
+    `ToolDefinition`'s object check) reads JSON Schema, where they are lower case.
+    """
+    if isinstance(schema, list):
+        return [_json_schema_types(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _json_schema_types(value) for key, value in schema.items() if key != "type"}
+    kind = schema.get("type")
+    if "type" in schema:
+        out["type"] = kind.lower() if isinstance(kind, str) else _json_schema_types(kind)
+    return out
+
+
 def _decode_declaration(declaration: Any) -> ToolDefinition | None:
     if not isinstance(declaration, dict):
         return None
-    schema = declaration.get("parametersJsonSchema", declaration.get("parameters"))
+    schema = declaration.get("parametersJsonSchema")
+    if schema is None and isinstance(declaration.get("parameters"), dict):
+        schema = _json_schema_types(declaration["parameters"])
     description = declaration.get("description")
     try:
         return ToolDefinition(

@@ -287,6 +287,7 @@ def create_app(
         HttpRoute("/v1/messages", endpoint("anthropic"), methods=["POST"]),
         HttpRoute("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
         HttpRoute("/v1beta/models/{target:path}", gemini, methods=["POST"]),
+        HttpRoute("/v1/models/{target:path}", gemini, methods=["POST"]),  # google-genai 3.x defaults to v1
         HttpRoute("/api/chat", endpoint("ollama"), methods=["POST"]),
         HttpRoute("/v1/models", models, methods=["GET"]),
         HttpRoute("/health", health, methods=["GET"]),

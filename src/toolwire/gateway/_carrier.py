@@ -21,7 +21,8 @@ Carriers, one per client protocol:
   A reply without calls has no id: its context (a signature on plain text) is dropped and
   named in `x-toolwire-dropped`.
 - `gemini`: the `thoughtSignature` of the first call or text part, which Gemini clients
-  return with the part.
+  return with the part; as standard base64 of `twctx1.` + JSON, since google-genai holds
+  signatures as bytes.
 - `ollama`: none (its messages carry no opaque field); the context is dropped and named.
 
 The packed form is `twctx1.` + base64url(JSON) of: `c` call id → that call's foreign
@@ -51,9 +52,20 @@ from toolwire.types import (
     ToolResult,
 )
 
-__all__ = ["CARRIERS", "MARK", "has_context", "pack_id", "pack_response", "packed", "stream_reply", "unpack_request"]
+__all__ = [
+    "CARRIERS",
+    "MARK",
+    "SIGNATURE_MARK",
+    "has_context",
+    "pack_id",
+    "pack_response",
+    "packed",
+    "stream_reply",
+    "unpack_request",
+]
 
 MARK = "twctx1."
+SIGNATURE_MARK = base64.b64encode(MARK.encode()).decode()[:8]  # how a packed thoughtSignature starts
 _ID_MARK = "." + MARK
 CARRIERS = {"anthropic": "thinking", "openai": "id", "openai-responses": "id", "gemini": "signature"}
 
@@ -94,12 +106,21 @@ def packed(context: dict[str, Any]) -> str:
     return MARK + base64.urlsafe_b64encode(dumps(context).encode()).decode().rstrip("=")
 
 
+def packed_signature(context: dict[str, Any]) -> str:
+    """The carrier as a Gemini `thoughtSignature`: standard base64 (the SDK decodes it to bytes)."""
+    return base64.b64encode(MARK.encode() + dumps(context).encode()).decode()
+
+
 def _unpacked(text: str) -> dict[str, Any] | None:
-    raw = text[len(MARK) :] if text.startswith(MARK) else None
-    if raw is None:
-        return None
     try:
-        value = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+        if text.startswith(MARK):
+            raw = text[len(MARK) :]
+            data = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
+        elif text.startswith(SIGNATURE_MARK):
+            data = base64.b64decode(text)[len(MARK) :]
+        else:
+            return None
+        value = json.loads(data)
     except (binascii.Error, ValueError):
         return None
     return value if isinstance(value, dict) else None
@@ -151,7 +172,7 @@ def pack_response(response: Response, client: str) -> tuple[Response, list[str]]
         ids = {c.id: pack_id(c, message, client, n == 0) for n, c in enumerate(message.tool_calls)}
         parts = [replace(p, id=ids[p.id]) if isinstance(p, ToolCall) else p for p in parts]
     elif carrier == "signature" and (slot := _signature_slot(parts)) is not None:
-        parts[slot] = _with_signature(parts[slot], client, packed(context))
+        parts[slot] = _with_signature(parts[slot], client, packed_signature(context))
     else:
         dropped = sorted({f"context:{provider}" for provider in _providers(context)})
     new = AssistantMessage(parts=parts, metadata=message.metadata)
@@ -251,7 +272,7 @@ def _token_of(part: AssistantPart, client: str) -> str | None:
         return MARK + part.id.split(_ID_MARK, 1)[1]
     if isinstance(part, ToolCall | TextPart):
         signature = (part.metadata.get(client) or {}).get("thought_signature")
-        if isinstance(signature, str) and signature.startswith(MARK):
+        if isinstance(signature, str) and signature.startswith(SIGNATURE_MARK):
             return signature
     return None
 

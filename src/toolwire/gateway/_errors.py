@@ -12,7 +12,7 @@ import logging
 
 from toolwire.errors import TimeoutError as UpstreamTimeout
 from toolwire.errors import ToolwireError
-from toolwire.gateway._routing import RoutingError
+from toolwire.gateway._routing import RouteConfigError, RoutingError
 
 __all__ = ["GatewayError", "classify"]
 
@@ -50,9 +50,11 @@ def classify(exc: BaseException) -> GatewayError:
             return GatewayError(status, f"Upstream error: {exc.message}", retry_after=exc.retry_after)
         case ToolwireError():
             return GatewayError(502, f"The upstream failed: {exc.message}")
-        case ValueError():
+        case RouteConfigError():
             logger.error("gateway configuration problem: %s", exc)
             return GatewayError(500, f"The gateway cannot serve this route: {exc}")
+        case ValueError():  # the target's codec refused what the client sent (a schema, a name)
+            return GatewayError(400, f"The request cannot be sent to the upstream: {exc}")
         case _:
             logger.exception("unexpected gateway failure")
             return GatewayError(500, f"The gateway failed unexpectedly ({type(exc).__name__}); see its log.")

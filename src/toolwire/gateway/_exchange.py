@@ -26,7 +26,7 @@ from toolwire.client import Client
 from toolwire.codecs import get_codec
 from toolwire.codecs._shared import collect_degradations, dumps, warn_once
 from toolwire.errors import BadRequestError, ToolwireError
-from toolwire.gateway._carrier import MARK, pack_response, unpack_request
+from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._errors import GatewayError, classify
 from toolwire.gateway._protocols import Protocol, frame, usage_of
 from toolwire.gateway._relay import Relay, client_view
@@ -39,7 +39,10 @@ __all__ = ["Exchange", "Start", "serve_exchange"]
 logger = logging.getLogger("toolwire.gateway")
 _warned: set[str] = set()
 _WIRE_ONLY = frozenset({"stream", "stream_options"})  # how a reply is framed, not what it says
-_MARK_BYTES = MARK.encode()
+# Fields a codec decodes into the neutral request yet also keeps in `extra` for an exact round
+# trip (Gemini keeps its own spelling of tool schemas): nothing of them is lost across protocols.
+_MODELED = {"gemini": frozenset({"tools", "toolConfig"})}
+_MARKS = (MARK.encode(), SIGNATURE_MARK.encode())
 
 
 @dataclass(slots=True)
@@ -84,7 +87,11 @@ class Exchange:
     def passthrough(self) -> bool:
         """Whether the body can go upstream as it is."""
         target = self.route.client().codec.name
-        return target == self.protocol.name and self.route.tool_mode == "native" and _MARK_BYTES not in self.raw
+        return (
+            target == self.protocol.name
+            and self.route.tool_mode == "native"
+            and not any(mark in self.raw for mark in _MARKS)
+        )
 
 
 def serve_exchange(exchange: Exchange) -> AsyncGenerator[Start | bytes, None]:
@@ -146,13 +153,22 @@ def _inbound(ex: Exchange, target: str) -> Request:
     unpack_request(request, ex.protocol.name)
     extra = request.extra
     if target != ex.protocol.name and extra:
-        for key in extra:
-            if key not in _WIRE_ONLY:
-                ex.dropped.append(f"{ex.protocol.name}:{key}")
-                message = f"gateway: {ex.protocol.name} field {key!r} has no equivalent in {target}; dropped."
-                warn_once(logger, _warned, f"{ex.protocol.name}:{key}:{target}", message)
+        for name in _lost_fields(ex.protocol.name, extra):
+            ex.dropped.append(f"{ex.protocol.name}:{name}")
+            message = f"gateway: {ex.protocol.name} field {name!r} has no equivalent in {target}; dropped."
+            warn_once(logger, _warned, f"{ex.protocol.name}:{name}:{target}", message)
         extra = {}
     return replace(request, model=ex.route.target_model, stream=ex.stream, extra=extra)
+
+
+def _lost_fields(protocol: str, extra: dict[str, Any]) -> list[str]:
+    """The names of request fields the neutral form did not take in (nested ones dotted, one level)."""
+    names: list[str] = []
+    for key, value in extra.items():
+        if key in _WIRE_ONLY or key in _MODELED.get(protocol, ()) or value in ({}, [], None):
+            continue
+        names.extend(f"{key}.{sub}" for sub in value) if isinstance(value, dict) else names.append(key)
+    return names
 
 
 async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from toolwire.client import Client, connect_http
+from toolwire.errors import ToolwireError
 from toolwire.textcalls import TOOL_MODES, ToolMode
 
-__all__ = ["Route", "RouteLike", "Router", "RoutingError"]
+__all__ = ["Route", "RouteConfigError", "RouteLike", "Router", "RoutingError"]
 
 logger = logging.getLogger("toolwire.gateway")
 
@@ -41,6 +42,10 @@ class RouteLike(Protocol):
 
 class RoutingError(LookupError):
     """No route matches the requested model (the message names the model and the patterns)."""
+
+
+class RouteConfigError(Exception):
+    """A route's upstream client cannot be built (unknown provider, missing key or option)."""
 
 
 @dataclass(slots=True)
@@ -94,10 +99,15 @@ class Route:
         if self._client is None:
             key = os.environ.get(self.api_key_env) if self.api_key_env else None
             if self.api_key_env and not key:
-                raise ValueError(f"Route {self.model!r}: the variable {self.api_key_env} holding its key is not set.")
-            self._client = connect_http(
-                self.target, api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0
-            )
+                raise RouteConfigError(
+                    f"Route {self.model!r}: the variable {self.api_key_env} holding its key is not set."
+                )
+            try:
+                self._client = connect_http(
+                    self.target, api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+                )
+            except (ValueError, ToolwireError) as exc:
+                raise RouteConfigError(f"Route {self.model!r} cannot reach {self.target!r}: {exc}") from None
         return self._client
 
     async def aclose(self) -> None:
