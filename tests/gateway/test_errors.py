@@ -180,15 +180,17 @@ def test_every_key_header_is_accepted(gateway: Gateway, upstreams: dict[str, Scr
 
 
 def test_the_official_sdks_raise_their_own_auth_errors(gateway: Gateway) -> None:
-    with pytest.raises(openai.AuthenticationError) as caught:
-        openai.OpenAI(base_url=gateway.url + "/v1", api_key="nope", max_retries=0).chat.completions.create(
-            model="to-openai", messages=[{"role": "user", "content": "hi"}]
-        )
+    with (
+        openai.OpenAI(base_url=gateway.url + "/v1", api_key="nope", max_retries=0) as client,
+        pytest.raises(openai.AuthenticationError) as caught,
+    ):
+        client.chat.completions.create(model="to-openai", messages=[{"role": "user", "content": "hi"}])
     assert caught.value.status_code == 401
-    with pytest.raises(anthropic.AuthenticationError):
-        anthropic.Anthropic(base_url=gateway.url, api_key="nope", max_retries=0).messages.create(
-            model="to-openai", max_tokens=5, messages=[{"role": "user", "content": "hi"}]
-        )
+    with (
+        anthropic.Anthropic(base_url=gateway.url, api_key="nope", max_retries=0) as other,
+        pytest.raises(anthropic.AuthenticationError),
+    ):
+        other.messages.create(model="to-openai", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -224,7 +226,7 @@ def test_the_openai_sdk_sees_the_429_as_a_rate_limit_error(
 ) -> None:
     upstreams["anthropic"].add(ErrorReply(status=429, message="busy", headers={"retry-after": "3"}))
     client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=GATEWAY_KEY, max_retries=0)
-    with pytest.raises(openai.RateLimitError) as caught:
+    with client, pytest.raises(openai.RateLimitError) as caught:
         client.chat.completions.create(model="to-anthropic", messages=[{"role": "user", "content": "hi"}])
     assert caught.value.response.headers["retry-after"] == "3"
 
@@ -255,16 +257,18 @@ def test_an_upstream_cut_mid_stream_ends_with_the_protocols_error_event(
     upstreams[client].add(DropStream(response=reply("a long answer that never ends"), after=2))
     with pytest.raises(expected) as caught:
         if client == "openai":
-            sdk = openai.OpenAI(base_url=gateway.url + "/v1", api_key=GATEWAY_KEY, max_retries=0)
-            for _ in sdk.chat.completions.create(
-                model="to-openai", messages=[{"role": "user", "content": "hi"}], stream=True
-            ):
-                pass
+            with openai.OpenAI(base_url=gateway.url + "/v1", api_key=GATEWAY_KEY, max_retries=0) as sdk:
+                for _ in sdk.chat.completions.create(
+                    model="to-openai", messages=[{"role": "user", "content": "hi"}], stream=True
+                ):
+                    pass
         else:
-            sdk_a = anthropic.Anthropic(base_url=gateway.url, api_key=GATEWAY_KEY, max_retries=0)
-            with sdk_a.messages.stream(
-                model="to-anthropic", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
-            ) as events:
+            with (
+                anthropic.Anthropic(base_url=gateway.url, api_key=GATEWAY_KEY, max_retries=0) as sdk_a,
+                sdk_a.messages.stream(
+                    model="to-anthropic", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+                ) as events,
+            ):
                 events.get_final_message()
     cut = (
         f"The upstream failed: The {client} stream was cut: RemoteProtocolError: peer closed connection without "

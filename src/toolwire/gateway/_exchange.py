@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from toolwire.client import Client
 from toolwire.codecs import get_codec
-from toolwire.codecs._shared import collect_degradations, dumps, warn_once
+from toolwire.codecs._shared import collect_degradations, dumps
 from toolwire.errors import BadRequestError, ToolwireError
 from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._errors import GatewayError, classify
@@ -37,11 +37,13 @@ from toolwire.types import Request, Response, StreamEvent
 __all__ = ["Exchange", "Start", "serve_exchange"]
 
 logger = logging.getLogger("toolwire.gateway")
-_warned: set[str] = set()
+_warned: set[tuple[str, str, str]] = set()
 _WIRE_ONLY = frozenset({"stream", "stream_options"})  # how a reply is framed, not what it says
 # Fields a codec decodes into the neutral request yet also keeps in `extra` for an exact round
 # trip (Gemini keeps its own spelling of tool schemas): nothing of them is lost across protocols.
 _MODELED = {"gemini": frozenset({"tools", "toolConfig"})}
+# Fields whose `extra` value holds only what the neutral form left out of them (name those parts).
+_PARTIAL = {"gemini": frozenset({"generationConfig"})}
 _MARKS = (MARK.encode(), SIGNATURE_MARK.encode())
 
 
@@ -155,8 +157,9 @@ def _inbound(ex: Exchange, target: str) -> Request:
     if target != ex.protocol.name and extra:
         for name in _lost_fields(ex.protocol.name, extra):
             ex.dropped.append(f"{ex.protocol.name}:{name}")
-            message = f"gateway: {ex.protocol.name} field {name!r} has no equivalent in {target}; dropped."
-            warn_once(logger, _warned, f"{ex.protocol.name}:{name}:{target}", message)
+            if (ex.protocol.name, name, target) not in _warned:  # logged once per process, named every time
+                _warned.add((ex.protocol.name, name, target))
+                logger.warning("%s field %r has no equivalent in %s; dropped.", ex.protocol.name, name, target)
         extra = {}
     return replace(request, model=ex.route.target_model, stream=ex.stream, extra=extra)
 
@@ -167,7 +170,8 @@ def _lost_fields(protocol: str, extra: dict[str, Any]) -> list[str]:
     for key, value in extra.items():
         if key in _WIRE_ONLY or key in _MODELED.get(protocol, ()) or value in ({}, [], None):
             continue
-        names.extend(f"{key}.{sub}" for sub in value) if isinstance(value, dict) else names.append(key)
+        partial = isinstance(value, dict) and key in _PARTIAL.get(protocol, ())
+        names.extend(f"{key}.{sub}" for sub in value) if partial else names.append(key)
     return names
 
 
