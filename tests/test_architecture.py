@@ -29,6 +29,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "agent": (6, "runtime"),
     "cache": (6, "runtime"),
     "reviewers": (6, "runtime"),
+    "gateway": (6, "runtime"),
     "stdtools": (7, "edge"),
     "batch": (7, "edge"),
     "testing": (7, "edge"),

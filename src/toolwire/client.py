@@ -10,6 +10,7 @@ same interface without a socket. Imports codecs and the transport, never httpx2 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import os
 import threading
@@ -20,7 +21,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from toolwire._definitions import ToolLike, as_definitions
-from toolwire.codecs import Codec, get_codec, guarded
+from toolwire.codecs import Codec, StreamDecoder, get_codec, guarded
 from toolwire.errors import AuthenticationError, CodecError, ProviderError, StreamError, ToolwireError
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.telemetry import ChatSpan, chat_span
@@ -452,6 +453,13 @@ class Client(BaseClient):
             parallel_tool_calls=parallel_tool_calls,
             extra=extra,
         )
+        return await self.complete_request(request)
+
+    async def complete_request(self, request: Request) -> Response:
+        """Send a neutral `Request` as it is (its `model` included) and decode the reply.
+
+        For callers that already hold a whole request, such as the gateway translating one.
+        """
         with self._span(request) as span:
             body, request_id = await self.transport.post_json(self.url, self.codec.encode_request(request))
             try:
@@ -484,10 +492,25 @@ class Client(BaseClient):
             parallel_tool_calls=parallel_tool_calls,
             extra=extra,
         )
+        async for event in self.stream_request(request):
+            yield event
+
+    async def stream_request(
+        self, request: Request, decoder: StreamDecoder | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream a neutral `Request` as it is; see `BaseClient.stream`.
+
+        Args:
+            request: The whole request (sent with `stream=True` whatever it says).
+            decoder: A fresh `codec.stream_decoder()` to use, so the caller can look at the reply
+                accumulated so far (`decoder.finish()`) while events arrive; one is made if omitted.
+        """
+        if not request.stream:
+            request = dataclasses.replace(request, stream=True)
         body = self.codec.encode_request(request)
         with self._span(request) as span:
             async with self.transport.stream(self.stream_url, body, self.spec.framing) as (frames, request_id):
-                reader = _StreamReader(self, request_id)
+                reader = _StreamReader(self, request_id, decoder)
                 async for event in reader.read(frames):
                     if isinstance(event, Done):
                         span.record_response(event.response)
@@ -496,7 +519,7 @@ class Client(BaseClient):
     def _span(self, request: Request) -> AbstractContextManager[ChatSpan]:
         return chat_span(
             provider=self.provider,
-            model=self.model,
+            model=request.model,
             url=self.url,
             messages=request.messages,
             tools=request.tools,
@@ -515,10 +538,10 @@ class Client(BaseClient):
 class _StreamReader:
     """Feeds frames to a fresh decoder and enforces the end-marker rule."""
 
-    def __init__(self, client: Client, request_id: str | None) -> None:
+    def __init__(self, client: Client, request_id: str | None, decoder: StreamDecoder | None = None) -> None:
         self.client = client
         self.request_id = request_id
-        self.decoder = client.codec.stream_decoder()
+        self.decoder = decoder if decoder is not None else client.codec.stream_decoder()
         self.events: list[StreamEvent] = []
         self.ended = False
 

@@ -21,6 +21,13 @@ max_tool_turns = 10
 tool_mode = "auto"                     # native | text | auto
 output_budget_chars = 40000
 system_prompt = "You are a careful coding agent."
+
+[[route]]                              # for `toolwire serve`; first matching route wins
+model = "claude-*"                     # the model a client asks for (fnmatch pattern)
+target = "vllm:Qwen/Qwen3-8B"          # provider:model, as connect() takes it
+base_url = "http://localhost:8000/v1"  # optional
+api_key_env = "VLLM_KEY"               # optional
+tool_mode = "auto"                     # native (default) | text | auto
 ```
 
 Order, highest first: command-line flags, then this file, then built-in defaults. The
@@ -45,6 +52,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ProviderSettings",
+    "RouteSettings",
     "ToolMode",
     "find_config",
     "load_config",
@@ -85,12 +93,32 @@ class AgentSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class RouteSettings:
+    """One `[[route]]` table of the gateway (`toolwire serve`): where requests for a model go.
+
+    Attributes:
+        model: An fnmatch pattern over the model name the client asks for (`claude-*`).
+        target: `provider:model`, as `toolwire.connect` takes it.
+        base_url: The upstream's URL (default: the provider's own).
+        api_key_env: The environment variable holding the upstream key (default: the provider's).
+        tool_mode: `native` (the upstream's tool API), `text` or `auto` (tools in the prompt).
+    """
+
+    model: str
+    target: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    tool_mode: ToolMode = "native"
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Everything a settings file says; `path` is the file read (`None` when none was found)."""
 
     provider: ProviderSettings = field(default_factory=ProviderSettings)
     agent: AgentSettings = field(default_factory=AgentSettings)
     path: Path | None = None
+    routes: tuple[RouteSettings, ...] = ()
 
 
 def find_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path | None:
@@ -157,6 +185,14 @@ def _one_of(*choices: str) -> tuple[_Check, str]:
 
 
 _STR = (_is_str, "a non-empty string")
+_MODE = (_is_mode, "one of " + ", ".join(repr(m) for m in TOOL_MODES))
+_ROUTE: dict[str, tuple[_Check, str]] = {
+    "model": _STR,
+    "target": _STR,
+    "base_url": _STR,
+    "api_key_env": _STR,
+    "tool_mode": _MODE,
+}
 _SECTIONS: dict[str, dict[str, tuple[_Check, str]]] = {
     "provider": {
         "name": _STR,
@@ -169,7 +205,7 @@ _SECTIONS: dict[str, dict[str, tuple[_Check, str]]] = {
     },
     "agent": {
         "max_tool_turns": (_is_count, "an integer >= 0"),
-        "tool_mode": (_is_mode, "one of " + ", ".join(repr(m) for m in TOOL_MODES)),
+        "tool_mode": _MODE,
         "output_budget_chars": (_is_positive, "an integer >= 1"),
         "system_prompt": (_is_text, "a string"),
     },
@@ -177,9 +213,10 @@ _SECTIONS: dict[str, dict[str, tuple[_Check, str]]] = {
 
 
 def _parse(data: dict[str, Any], path: Path) -> Config:
+    routes = tuple(_routes(data.pop("route", []), path))
     for name, value in data.items():
         if name not in _SECTIONS:
-            known = ", ".join(f"[{s}]" for s in _SECTIONS)
+            known = ", ".join([*(f"[{s}]" for s in _SECTIONS), "[[route]]"])
             raise ConfigError(f"Unknown key {name!r} in {str(path)!r}; the file has the sections {known}.")
         if not isinstance(value, dict):
             raise ConfigError(f"{name!r} in {str(path)!r} must be a section ([{name}]), got {_shown(value)}.")
@@ -189,7 +226,30 @@ def _parse(data: dict[str, Any], path: Path) -> Config:
         provider=ProviderSettings(**provider),
         agent=AgentSettings(**agent),
         path=path,
+        routes=routes,
     )
+
+
+def _routes(tables: Any, path: Path) -> list[RouteSettings]:
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise ConfigError(f"'route' in {str(path)!r} must be an array of tables ([[route]]), got {_shown(tables)}.")
+    routes = []
+    for number, table in enumerate(tables, 1):
+        for key, value in table.items():
+            if key not in _ROUTE:
+                raise ConfigError(
+                    f"Unknown key {key!r} in [[route]] {number} of {str(path)!r}; known: {', '.join(_ROUTE)}."
+                )
+            check, wanted = _ROUTE[key]
+            if not check(value):
+                raise ConfigError(
+                    f"'{key}' of [[route]] {number} in {str(path)!r} must be {wanted}, got {_shown(value)}."
+                )
+        missing = [k for k in ("model", "target") if k not in table]
+        if missing:
+            raise ConfigError(f"[[route]] {number} in {str(path)!r} needs {' and '.join(missing)}.")
+        routes.append(RouteSettings(**table))
+    return routes
 
 
 def _section(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:

@@ -41,6 +41,7 @@ __all__ = [
     "END_OF_STREAM",
     "Framing",
     "HttpTransport",
+    "RawReply",
     "RetryPolicy",
     "error_for_status",
     "scrub_error",
@@ -377,6 +378,21 @@ class HttpTransport:
             yield reader, request_id
 
     @asynccontextmanager
+    async def forward(
+        self, url: str, content: bytes, *, stream: bool, headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[RawReply]:
+        """POST `content` as it is and hand back the reply's bytes as they arrive (for a proxy).
+
+        Error statuses raise the typed errors as `post_json` does (with the retry policy).
+        """
+        extra = {"content-type": "application/json"} | dict(headers or {})
+        response = await self._open(url, None, stream=stream, content=content, headers=extra)
+        try:
+            yield RawReply(self, response)
+        finally:
+            await response.aclose()
+
+    @asynccontextmanager
     async def _overall(self) -> AsyncIterator[None]:
         """The request's `deadline`, over retries and the whole stream."""
         scope = asyncio.timeout(self.deadline)
@@ -402,16 +418,24 @@ class HttpTransport:
         finally:
             await response.aclose()
 
-    async def _open(self, url: str, body: dict[str, Any], *, stream: bool) -> httpx2.Response:
+    async def _open(
+        self,
+        url: str,
+        body: dict[str, Any] | None,
+        *,
+        stream: bool,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx2.Response:
         """Send until a status below 400 arrives; the body is left unread for the caller."""
         import httpx2
 
         attempt = _Attempt(self.retry, self.provider)
-        headers = {"accept": "text/event-stream"} if stream else None
+        sent = dict(headers or {}) | ({"accept": "text/event-stream"} if stream else {})
         while True:
             pool = self._pool()
             try:
-                request = pool.build_request("POST", url, json=body, headers=headers)
+                request = pool.build_request("POST", url, json=body, content=content, headers=sent or None)
                 response = await pool.send(request, stream=True)
             except (
                 httpx2.ConnectError,
@@ -454,6 +478,7 @@ class HttpTransport:
                 "(OpenAI-compatible servers usually end in /v1, e.g. http://localhost:8000/v1)."
             )
             error.args = (error.message,)
+        error.retry_after_header = response.headers.get("retry-after")
         return error
 
     def _transport_error(self, exc: Exception) -> ToolwireError:
@@ -535,3 +560,42 @@ class HttpTransport:
 
     def _stream_error(self, what: str) -> StreamError:
         return StreamError(f"The {self.provider} stream {what}; retry the request.", provider=self.provider)
+
+
+class RawReply:
+    """A successful reply handed on as bytes (`HttpTransport.forward`).
+
+    Attributes:
+        status: The HTTP status.
+        content_type: The reply's content type (`application/json` when it gave none).
+        request_id: The provider's request id, if the reply carried one.
+    """
+
+    def __init__(self, transport: HttpTransport, response: httpx2.Response) -> None:
+        self._transport = transport
+        self._response = response
+        self.status = response.status_code
+        self.content_type = response.headers.get("content-type", "application/json")
+        self.request_id = request_id_from(response.headers)
+
+    async def read(self) -> bytes:
+        """The whole body."""
+        import httpx2
+
+        try:
+            return await self._response.aread()
+        except httpx2.HTTPError as exc:
+            raise self._transport._fail(self._transport._transport_error(exc)) from exc
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives; a cut connection raises `StreamError`."""
+        import httpx2
+
+        try:
+            async for chunk in self._response.aiter_bytes():
+                yield chunk
+        except httpx2.TimeoutException as exc:
+            raise self._transport._fail(self._transport._transport_error(exc)) from exc
+        except httpx2.HTTPError as exc:
+            error = self._transport._stream_error(f"was cut: {type(exc).__name__}: {exc}")
+            raise self._transport._fail(error) from exc

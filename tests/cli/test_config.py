@@ -89,11 +89,11 @@ def test_home_config_folder_is_used_without_xdg(tmp_path: Path, monkeypatch: pyt
         ),
         (
             "[agents]\nmax_tool_turns = 3\n",
-            "Unknown key 'agents' in {path!r}; the file has the sections [provider], [agent].",
+            "Unknown key 'agents' in {path!r}; the file has the sections [provider], [agent], [[route]].",
         ),
         (
             'model = "x"\n',
-            "Unknown key 'model' in {path!r}; the file has the sections [provider], [agent].",
+            "Unknown key 'model' in {path!r}; the file has the sections [provider], [agent], [[route]].",
         ),
         (
             'provider = "openai"\n',
@@ -161,3 +161,55 @@ def test_unreadable_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(binary)
     assert str(caught.value) == f"The settings file {str(binary)!r} is not UTF-8 text; save it as UTF-8."
+
+
+ROUTES = """\
+[[route]]
+model = "claude-*"
+target = "vllm:Qwen/Qwen3-8B"
+base_url = "http://localhost:8000/v1"
+api_key_env = "VLLM_KEY"
+tool_mode = "auto"
+
+[[route]]
+model = "*"
+target = "ollama:qwen3"
+"""
+
+
+def test_route_tables_are_read_in_order(tmp_path: Path) -> None:
+    from toolwire.config import RouteSettings
+
+    path = write(tmp_path / "toolwire.toml", ROUTES)
+    assert load_config(path).routes == (
+        RouteSettings(
+            model="claude-*",
+            target="vllm:Qwen/Qwen3-8B",
+            base_url="http://localhost:8000/v1",
+            api_key_env="VLLM_KEY",
+            tool_mode="auto",
+        ),
+        RouteSettings(model="*", target="ollama:qwen3"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[route]]\nmodel = "x"\n', "[[route]] 1 in {path!r} needs target."),
+        (
+            '[[route]]\nmodel = "x"\ntarget = "ollama:q"\nmode = "text"\n',
+            "Unknown key 'mode' in [[route]] 1 of {path!r}; known: model, target, base_url, api_key_env, tool_mode.",
+        ),
+        (
+            '[[route]]\nmodel = "x"\ntarget = "ollama:q"\ntool_mode = "json"\n',
+            "'tool_mode' of [[route]] 1 in {path!r} must be one of 'native', 'text', 'auto', got 'json' (a string).",
+        ),
+        ('route = "x"\n', "'route' in {path!r} must be an array of tables ([[route]]), got 'x' (a string)."),
+    ],
+)
+def test_bad_route_tables_name_the_key_and_the_file(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path / "toolwire.toml", text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == message.format(path=str(path))

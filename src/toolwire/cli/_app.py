@@ -49,6 +49,7 @@ examples:
   toolwire run --provider ollama --model qwen3 --tool-mode auto "find the TODOs"
   toolwire chat --provider anthropic --model claude-sonnet-4-5
   toolwire convert --from openai --to anthropic request.json
+  toolwire serve --port 4000                     # the gateway; routes from [[route]] in toolwire.toml
 """
 
 Command = Callable[[Settings, argparse.Namespace], int]
@@ -125,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--to", dest="target", required=True, choices=CODEC_NAMES, help="the output's format")
     convert.add_argument("file", nargs="?", default="-", metavar="FILE", help="a JSON request body ('-': stdin)")
     _add_batch(command("batch", "run many tasks from a JSONL file into a resumable JSONL of results"))
+    serve = command("serve", "run the gateway: clients of any wire protocol, models routed by [[route]] tables")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to bind (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=4000, help="the port (default: 4000)")
+    serve.add_argument("--workers", type=_count, default=1, metavar="N", help="worker processes (default: 1)")
     return parser
 
 
@@ -165,6 +170,10 @@ def _command(name: str) -> Command:
         from toolwire.cli._batch import batch_command
 
         return batch_command
+    if name == "serve":
+        from toolwire.cli._serve import serve_command
+
+        return serve_command
     from toolwire.cli._convert import convert_command
 
     return convert_command

@@ -12,7 +12,9 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from toolwire.errors import CodecError
@@ -31,6 +33,7 @@ from toolwire.types import (
 
 __all__ = [
     "StreamAccumulator",
+    "collect_degradations",
     "derived_call_id",
     "dumps",
     "error_payload",
@@ -289,8 +292,29 @@ def require_dict(body: Any, codec: str, what: str = "body") -> dict[str, Any]:
     return body
 
 
+_DEGRADATIONS: ContextVar[list[str] | None] = ContextVar("toolwire_degradations", default=None)
+
+
+@contextmanager
+def collect_degradations() -> Iterator[list[str]]:
+    """Collect the key of every degradation `warn_once` reports inside the block, repeats included.
+
+    The log says it once per process; a proxy also needs it per request (the gateway names
+    what it dropped in a response header), so the keys land in the yielded list too.
+    """
+    found: list[str] = []
+    token = _DEGRADATIONS.set(found)
+    try:
+        yield found
+    finally:
+        _DEGRADATIONS.reset(token)
+
+
 def warn_once(logger: logging.Logger, seen: set[str], key: str, message: str) -> None:
-    """Log `message` as a warning the first time `key` is seen in `seen`."""
+    """Log `message` as a warning the first time `key` is seen in `seen` (see `collect_degradations`)."""
+    found = _DEGRADATIONS.get()
+    if found is not None and key not in found:
+        found.append(key)
     if key not in seen:
         seen.add(key)
         logger.warning(message)

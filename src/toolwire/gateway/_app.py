@@ -1,0 +1,327 @@
+"""The ASGI app: routes per wire protocol, gateway keys, the request log, disconnect handling.
+
+Every request is checked in order: the gateway key (401), the JSON body (400 naming what is
+wrong), the model's route (404 naming the model and the patterns); each failure answers in
+the client's own protocol. Then the exchange runs while a watcher waits for the client to
+hang up: a disconnect cancels the exchange, and with it the upstream request. One log line
+per request says where it went and how it ended. Imports starlette and anyio (the `serve`
+extra) and the gateway's own modules.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import aclosing, asynccontextmanager
+from typing import Any, Protocol
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route as HttpRoute
+from starlette.types import Receive, Scope, Send
+
+from toolwire.codecs._shared import dumps
+from toolwire.gateway._errors import GatewayError, classify
+from toolwire.gateway._exchange import Exchange, Start, serve_exchange
+from toolwire.gateway._protocols import PROTOCOLS, frame
+from toolwire.gateway._protocols import Protocol as WireProtocol
+from toolwire.gateway._routing import RouteLike, Router, RoutingError
+from toolwire.gateway._tokens import estimate_tokens
+
+__all__ = ["KEYS_ENV", "HasRoutes", "create_app", "gateway_keys"]
+
+logger = logging.getLogger("toolwire.gateway")
+KEYS_ENV = "TOOLWIRE_GATEWAY_KEYS"
+_FORWARDED = ("anthropic-beta",)  # request headers a same-protocol upstream still needs
+
+
+class HasRoutes(Protocol):
+    """A settings object with `[[route]]` tables (`toolwire.config.Config`)."""
+
+    @property
+    def routes(self) -> Sequence[RouteLike]: ...
+
+
+def gateway_keys(value: str | None = None) -> list[str]:
+    """The keys clients must present: `TOOLWIRE_GATEWAY_KEYS`, comma-separated (none: open)."""
+    raw = os.environ.get(KEYS_ENV, "") if value is None else value
+    return [k.strip() for k in raw.split(",") if k.strip()]
+
+
+class _Gateway:
+    """The state one app holds: the routes (with their pooled clients) and the keys."""
+
+    def __init__(self, router: Router, keys: Sequence[str], debug: bool) -> None:
+        self.router = router
+        self._keys = [k.encode() for k in keys]
+        self.debug = debug
+
+    def authorized(self, request: Request) -> bool:
+        """Whether the request carries a gateway key (always, when none is configured)."""
+        if not self._keys:
+            return True
+        headers = request.headers
+        bearer = headers.get("authorization", "")
+        offered = [bearer[7:].strip() if bearer[:7].lower() == "bearer " else ""]
+        offered += [headers.get("x-api-key", ""), headers.get("x-goog-api-key", "")]
+        found = False
+        for given in offered:
+            for key in self._keys:
+                found |= hmac.compare_digest(given.encode(), key)  # every pair compared: no early exit
+        return found
+
+    async def handle(self, request: Request, protocol: WireProtocol, path_model: str | None = None) -> Any:
+        """Check the request, then serve it through an exchange."""
+        started = time.perf_counter()
+        try:
+            ex = await self._exchange(request, protocol, path_model)
+        except (GatewayError, RoutingError) as exc:
+            error = classify(exc)
+            _log(request, None, error.status, started)
+            return _error_response(protocol, error)
+        if self.debug:
+            logger.debug("request body: %s", ex.raw.decode("utf-8", "replace"))
+        return _ExchangeResponse(ex, request, started, self.debug)
+
+    async def _exchange(self, request: Request, protocol: WireProtocol, path_model: str | None) -> Exchange:
+        if not self.authorized(request):
+            raise GatewayError(401, "Missing or wrong gateway key: send one of TOOLWIRE_GATEWAY_KEYS as the API key.")
+        raw = await request.body()
+        body = _parse_body(raw, protocol)
+        model = path_model if path_model is not None else body["model"]
+        route = self.router.find(model)
+        headers = {h: v for h in _FORWARDED if (v := request.headers.get(h))}
+        stream = protocol.wants_stream(body, request.path_params.get("action"))
+        return Exchange(protocol=protocol, body=body, raw=raw, model=model, stream=stream, route=route, headers=headers)
+
+
+def _parse_body(raw: bytes, protocol: WireProtocol) -> dict[str, Any]:
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise GatewayError(400, f"The request body is not valid JSON ({exc}); send a JSON object.") from None
+    if not isinstance(body, dict):
+        raise GatewayError(400, f"The request body must be a JSON object, got {type(body).__name__}.")
+    for name, kind in protocol.required.items():
+        if name not in body:
+            raise GatewayError(
+                400, f"The request body has no {name!r} field; {protocol.name} requests need it.", field=name
+            )
+        if not isinstance(body[name], kind):
+            wanted = " or ".join(t.__name__ for t in (kind if isinstance(kind, tuple) else (kind,)))
+            shown = type(body[name]).__name__
+            raise GatewayError(400, f"The {name!r} field must be a {wanted}, got {shown}.", field=name)
+    return body
+
+
+def _error_response(protocol: WireProtocol, error: GatewayError) -> JSONResponse:
+    headers = {"retry-after": error.retry_after} if error.retry_after else None
+    return JSONResponse(protocol.error_body(error.status, error.message, error.field), error.status, headers)
+
+
+def _log(request: Request, ex: Exchange | None, status: int, started: float) -> None:
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    ms = (time.perf_counter() - started) * 1000
+    if ex is None:
+        logger.info("%s %s status=%d %.1fms", request.method, request.url.path, status, ms)
+        return
+    tokens_in, tokens_out = ex.tokens
+    logger.info(
+        "%s %s model=%s route=%s upstream=%s mode=%s stream=%s status=%d %.1fms tokens=%s/%s%s",
+        request.method,
+        request.url.path,
+        ex.model,
+        ex.route.model,
+        ex.route.target,
+        ex.mode,
+        "yes" if ex.stream else "no",
+        status,
+        ms,
+        "-" if tokens_in is None else tokens_in,
+        "-" if tokens_out is None else tokens_out,
+        f" dropped={','.join(dict.fromkeys(ex.dropped))}" if ex.dropped else "",
+    )
+
+
+class _ExchangeResponse:
+    """Runs an exchange as the reply, cancelling it when the client disconnects."""
+
+    def __init__(self, ex: Exchange, request: Request, started: float, debug: bool) -> None:
+        self.ex = ex
+        self.request = request
+        self.started = started
+        self.debug = debug
+        self.status = 499  # nginx's "client closed request", if nothing else is ever sent
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_watch_disconnect, receive, group.cancel_scope)
+                await self._run(send)
+                group.cancel_scope.cancel()
+        finally:
+            _log(self.request, self.ex, self.status, self.started)
+
+    async def _run(self, send: Send) -> None:
+        try:
+            pieces = serve_exchange(self.ex)
+        except Exception as exc:  # building the route's client failed: a configuration problem
+            await self._send_error(send, classify(exc))
+            return
+        async with aclosing(pieces):
+            try:
+                start = await anext(pieces)
+            except Exception as exc:
+                await self._send_error(send, classify(exc))
+                return
+            assert isinstance(start, Start)
+            self.status = start.status
+            await send({"type": "http.response.start", "status": start.status, "headers": _raw(start.headers)})
+            await self._body(pieces, send)
+
+    async def _body(self, pieces: AsyncIterator[Start | bytes], send: Send) -> None:
+        try:
+            async for piece in pieces:
+                assert isinstance(piece, bytes)
+                if self.debug and not self.ex.stream:
+                    logger.debug("reply body: %s", piece.decode("utf-8", "replace"))
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+        except Exception as exc:  # a bug after the status went out: end the stream with an error event
+            error = classify(exc)
+            event, data = self.ex.protocol.stream_error(error.status, error.message)
+            await send({"type": "http.response.body", "body": frame(self.ex.protocol, data, event), "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _send_error(self, send: Send, error: GatewayError) -> None:
+        self.status = error.status
+        body = dumps(self.ex.protocol.error_body(error.status, error.message, error.field)).encode()
+        headers = {"content-type": "application/json"}
+        if error.retry_after:
+            headers["retry-after"] = error.retry_after
+        await send({"type": "http.response.start", "status": error.status, "headers": _raw(headers)})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.encode(), v.encode("latin-1", "replace")) for k, v in headers.items()]
+
+
+async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            logger.info("client disconnected; cancelling the upstream request")
+            scope.cancel()
+            return
+
+
+# the app
+
+
+def _routes_of(config: HasRoutes | Iterable[RouteLike] | None) -> Iterable[RouteLike]:
+    if config is None:
+        return ()
+    routes = getattr(config, "routes", None)
+    return routes if routes is not None else config  # type: ignore[return-value]
+
+
+def create_app(
+    config: HasRoutes | Iterable[RouteLike] | None = None,
+    *,
+    keys: Sequence[str] | None = None,
+    debug: bool = False,
+) -> Starlette:
+    """The gateway as an ASGI app, for `uvicorn` or embedding.
+
+    Args:
+        config: `toolwire.config.Config` (its `[[route]]` tables) or a sequence of routes.
+        keys: The keys clients must present; default `TOOLWIRE_GATEWAY_KEYS` (none: no check).
+        debug: Log request and reply bodies at DEBUG (never headers, so never a key).
+    """
+    gateway = _Gateway(Router(_routes_of(config)), gateway_keys() if keys is None else list(keys), debug)
+
+    def endpoint(name: str) -> Any:
+        protocol = PROTOCOLS[name]
+
+        async def handle(request: Request) -> Any:
+            return await gateway.handle(request, protocol)
+
+        return handle
+
+    async def gemini(request: Request) -> Any:
+        model, _, action = request.path_params["target"].rpartition(":")
+        if action not in ("generateContent", "streamGenerateContent") or not model:
+            error = GatewayError(
+                404, f"Unknown Gemini method {action!r}; use generateContent or streamGenerateContent."
+            )
+            return _error_response(PROTOCOLS["gemini"], error)
+        request.path_params["action"] = action
+        return await gateway.handle(request, PROTOCOLS["gemini"], path_model=model)
+
+    async def count_tokens(request: Request) -> Any:
+        return await _count_tokens(gateway, request)
+
+    async def models(request: Request) -> Any:
+        if not gateway.authorized(request):
+            return _error_response(PROTOCOLS["openai"], GatewayError(401, "Missing or wrong gateway key."))
+        return JSONResponse(_models(gateway.router))
+
+    async def health(request: Request) -> Any:
+        return JSONResponse({"status": "ok", "routes": len(gateway.router.routes)})
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await gateway.router.aclose()
+
+    routes = [
+        HttpRoute("/v1/chat/completions", endpoint("openai"), methods=["POST"]),
+        HttpRoute("/v1/responses", endpoint("openai-responses"), methods=["POST"]),
+        HttpRoute("/v1/messages", endpoint("anthropic"), methods=["POST"]),
+        HttpRoute("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
+        HttpRoute("/v1beta/models/{target:path}", gemini, methods=["POST"]),
+        HttpRoute("/v1/models/{target:path}", gemini, methods=["POST"]),  # google-genai 3.x defaults to v1
+        HttpRoute("/api/chat", endpoint("ollama"), methods=["POST"]),
+        HttpRoute("/v1/models", models, methods=["GET"]),
+        HttpRoute("/health", health, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _models(router: Router) -> dict[str, Any]:
+    """`GET /v1/models` readable by OpenAI and Anthropic clients alike (each reads its own fields)."""
+    data = [
+        {
+            "id": name,
+            "object": "model",
+            "type": "model",
+            "created": 0,
+            "created_at": "1970-01-01T00:00:00Z",
+            "owned_by": route.target.partition(":")[0],
+            "display_name": f"{name} (via {route.target})",
+        }
+        for name, route in router.listed_models()
+    ]
+    first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
+    return {"object": "list", "data": data, "has_more": False, "first_id": first, "last_id": last}
+
+
+async def _count_tokens(gateway: _Gateway, request: Request) -> Any:
+    protocol = PROTOCOLS["anthropic"]
+    if not gateway.authorized(request):
+        return _error_response(protocol, GatewayError(401, "Missing or wrong gateway key."))
+    try:
+        body = _parse_body(await request.body(), protocol)
+        gateway.router.find(body["model"])
+        return JSONResponse({"input_tokens": estimate_tokens(body)})
+    except GatewayError as error:
+        return _error_response(protocol, error)
+    except Exception as exc:  # the routing error and unreadable bodies alike answer in Anthropic's shape
+        return _error_response(protocol, classify(exc))

@@ -1,0 +1,280 @@
+"""One client request served: passed through as bytes, or translated through the neutral format.
+
+Both paths are async generators of `Start` (status and headers, exactly once, first) and then
+body bytes, so the HTTP layer sends the status only once the upstream has answered (an
+upstream 429 becomes the client's 429) and every later piece as soon as it exists.
+
+- Passthrough (client protocol = upstream protocol, `tool_mode = "native"`, no packed
+  context in the body): the body goes upstream with only the model replaced, and the reply's
+  bytes come back untouched, so fields toolwire does not model survive.
+- Translation: the client's codec decodes the body, packed context is restored
+  (`_carrier`), what the target cannot carry is dropped and named, the route's client sends
+  it, and the reply (or each stream event, through the client codec's `stream_encoder()`)
+  is encoded in the client's protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
+
+from toolwire.client import Client
+from toolwire.codecs import get_codec
+from toolwire.codecs._shared import collect_degradations, dumps
+from toolwire.errors import BadRequestError, ToolwireError
+from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpack_request
+from toolwire.gateway._errors import GatewayError, classify
+from toolwire.gateway._protocols import Protocol, frame, usage_of
+from toolwire.gateway._relay import Relay, client_view
+from toolwire.gateway._routing import Route
+from toolwire.gateway._textmode import CallFilter, parse_reply, text_request
+from toolwire.types import Request, Response, StreamEvent
+
+__all__ = ["Exchange", "Start", "serve_exchange"]
+
+logger = logging.getLogger("toolwire.gateway")
+_warned: set[tuple[str, str, str]] = set()
+_WIRE_ONLY = frozenset({"stream", "stream_options"})  # how a reply is framed, not what it says
+# Fields a codec decodes into the neutral request yet also keeps in `extra` for an exact round
+# trip (Gemini keeps its own spelling of tool schemas): nothing of them is lost across protocols.
+_MODELED = {"gemini": frozenset({"tools", "toolConfig"})}
+# Fields whose `extra` value holds only what the neutral form left out of them (name those parts).
+_PARTIAL = {"gemini": frozenset({"generationConfig"})}
+_MARKS = (MARK.encode(), SIGNATURE_MARK.encode())
+
+
+@dataclass(slots=True)
+class Start:
+    """The reply's status and headers; always the first thing an exchange yields."""
+
+    status: int
+    headers: dict[str, str]
+
+
+@dataclass(slots=True, kw_only=True)
+class Exchange:
+    """One inbound request and what the log line says about it.
+
+    Attributes:
+        protocol: The client's protocol.
+        body: The parsed request body.
+        raw: The body's bytes (searched for packed context without parsing anything again).
+        model: The model the client asked for.
+        stream: Whether the client asked for a stream.
+        route: The route serving it.
+        headers: Request headers to hand to a same-protocol upstream (`anthropic-beta`).
+    """
+
+    protocol: Protocol
+    body: dict[str, Any]
+    raw: bytes
+    model: str
+    stream: bool
+    route: Route
+    headers: dict[str, str] = field(default_factory=dict)
+    mode: str = "-"
+    tokens: tuple[int | None, int | None] = (None, None)
+    dropped: list[str] = field(default_factory=list)
+
+    @property
+    def foreign(self) -> bool:
+        """Whether the upstream speaks another protocol than the client."""
+        return self.route.client().codec.name != self.protocol.name
+
+    @property
+    def passthrough(self) -> bool:
+        """Whether the body can go upstream as it is."""
+        target = self.route.client().codec.name
+        return (
+            target == self.protocol.name
+            and self.route.tool_mode == "native"
+            and not any(mark in self.raw for mark in _MARKS)
+        )
+
+
+def serve_exchange(exchange: Exchange) -> AsyncGenerator[Start | bytes, None]:
+    """The reply to one request: `Start`, then body bytes."""
+    return _passthrough(exchange) if exchange.passthrough else _translate(exchange)
+
+
+# passthrough
+
+
+async def _passthrough(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
+    ex.mode = "passthrough"
+    client = ex.route.client()
+    body = ex.body | {"model": ex.route.target_model} if "model" in ex.body else ex.body
+    url = client.stream_url if ex.stream else client.url
+    async with client.transport.forward(url, dumps(body).encode(), stream=ex.stream, headers=ex.headers) as reply:
+        headers = {"content-type": reply.content_type}
+        if not ex.stream:
+            data = await reply.read()
+            ex.tokens = _tokens(data)
+            yield Start(reply.status, headers)
+            yield data
+            return
+        yield Start(reply.status, headers | {"cache-control": "no-cache"})
+        try:
+            async for chunk in reply.chunks():
+                yield chunk
+        except ToolwireError as exc:
+            error = classify(exc)
+            name, payload = ex.protocol.stream_error(error.status, error.message)
+            yield b"\n\n" + frame(ex.protocol, payload, name)
+
+
+def _tokens(data: bytes) -> tuple[int | None, int | None]:
+    try:
+        body = json.loads(data)
+    except ValueError:
+        return None, None
+    return usage_of(body) if isinstance(body, dict) else (None, None)
+
+
+# translation
+
+
+def _inbound(ex: Exchange, target: str) -> Request:
+    """The client's body as the neutral request the route's upstream gets."""
+    if ex.protocol.name == "openai-responses" and ex.body.get("previous_response_id") is not None:
+        raise GatewayError(
+            400,
+            "previous_response_id needs state a translating gateway does not keep; "
+            "send the whole conversation as input (store: false).",
+            field="previous_response_id",
+        )
+    try:
+        request = get_codec(ex.protocol.name).decode_request(ex.body)
+    except Exception as exc:  # a body the codec cannot read is the client's 400, whatever the decoder raised
+        logger.debug("cannot decode a %s request", ex.protocol.name, exc_info=True)
+        raise GatewayError(400, f"The {ex.protocol.name} request body cannot be read: {exc}") from None
+    unpack_request(request, ex.protocol.name)
+    extra = request.extra
+    if target != ex.protocol.name and extra:
+        for name in _lost_fields(ex.protocol.name, extra):
+            ex.dropped.append(f"{ex.protocol.name}:{name}")
+            if (ex.protocol.name, name, target) not in _warned:  # logged once per process, named every time
+                _warned.add((ex.protocol.name, name, target))
+                logger.warning("%s field %r has no equivalent in %s; dropped.", ex.protocol.name, name, target)
+        extra = {}
+    return replace(request, model=ex.route.target_model, stream=ex.stream, extra=extra)
+
+
+def _lost_fields(protocol: str, extra: dict[str, Any]) -> list[str]:
+    """The names of request fields the neutral form did not take in (nested ones dotted, one level)."""
+    names: list[str] = []
+    for key, value in extra.items():
+        if key in _WIRE_ONLY or key in _MODELED.get(protocol, ()) or value in ({}, [], None):
+            continue
+        partial = isinstance(value, dict) and key in _PARTIAL.get(protocol, ())
+        names.extend(f"{key}.{sub}" for sub in value) if partial else names.append(key)
+    return names
+
+
+async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
+    ex.mode = "translate" if ex.route.tool_mode == "native" else f"translate+{ex.route.tool_mode}"
+    client = ex.route.client()
+    with collect_degradations() as degraded:
+        request = _inbound(ex, client.codec.name)
+        if not ex.stream:
+            response = await _complete(ex, client, request)
+            ex.dropped.extend(degraded)
+            async for piece in _whole_reply(ex, response):
+                yield piece
+            return
+        events, first, text_filter = await _open_stream(ex, client, request)
+        ex.dropped.extend(degraded)
+    async with aclosing(events):
+        relay = Relay(ex.protocol, ex.model, first.decoder, text_filter, foreign=ex.foreign)
+        headers = _headers(ex, ex.protocol.media_type) | {"cache-control": "no-cache"}
+        yield Start(200, headers)
+        try:
+            yield relay.feed(first.event)
+            async for event in events:
+                if chunk := relay.feed(event):
+                    yield chunk
+            yield relay.finish()
+        except ToolwireError as exc:
+            error = classify(exc)
+            logger.warning("upstream failed mid-stream (%s): %s", ex.route.target, error.message)
+            yield relay.error(error.status, error.message)
+        finally:
+            ex.tokens = relay.tokens
+            ex.dropped.extend(relay.dropped)
+
+
+async def _whole_reply(ex: Exchange, response: Response) -> AsyncIterator[Start | bytes]:
+    if response.usage is not None:
+        ex.tokens = (response.usage.input_tokens, response.usage.output_tokens)
+    response, dropped = pack_response(client_view(response, ex.model, ex.foreign), ex.protocol.name)
+    ex.dropped.extend(dropped)
+    body = get_codec(ex.protocol.name).encode_response(response)
+    yield Start(200, _headers(ex, "application/json"))
+    yield dumps(body).encode()
+
+
+def _headers(ex: Exchange, media_type: str) -> dict[str, str]:
+    headers = {"content-type": media_type}
+    if ex.dropped:
+        names = dict.fromkeys(ex.dropped)  # ordered, once each
+        headers["x-toolwire-dropped"] = ", ".join(n.encode("ascii", "replace").decode() for n in names)
+    return headers
+
+
+def _switch_to_text(route: Route, exc: BadRequestError) -> None:
+    route.tool_mode = "text"
+    logger.warning(
+        "route %r: the upstream rejected the tools parameter (%s); using text mode from now on.", route.model, exc
+    )
+
+
+def _rejects_tools(route: Route, request: Request, exc: BadRequestError) -> bool:
+    return route.tool_mode == "auto" and bool(request.tools) and "tool" in str(exc).lower()
+
+
+async def _complete(ex: Exchange, client: Client, request: Request) -> Response:
+    """One whole reply in the route's tool mode."""
+    if ex.route.tool_mode == "text":
+        return parse_reply(await client.complete_request(text_request(request)), request.tools, "text")
+    try:
+        response = await client.complete_request(request)
+    except BadRequestError as exc:
+        if not _rejects_tools(ex.route, request, exc):
+            raise
+        _switch_to_text(ex.route, exc)
+        return await _complete(ex, client, request)
+    return parse_reply(response, request.tools, "auto-text") if ex.route.tool_mode == "auto" else response
+
+
+@dataclass(slots=True)
+class _First:
+    event: StreamEvent
+    decoder: Any
+
+
+async def _open_stream(
+    ex: Exchange, client: Client, request: Request
+) -> tuple[AsyncGenerator[StreamEvent, None], _First, CallFilter | None]:
+    """Start the upstream stream and wait for its first event (so errors still get a status)."""
+    mode = ex.route.tool_mode
+    sent = text_request(request) if mode == "text" else request
+    decoder = client.codec.stream_decoder()
+    events = cast(AsyncGenerator[StreamEvent, None], client.stream_request(sent, decoder))
+    try:
+        first = await anext(events)
+    except BadRequestError as exc:
+        await events.aclose()
+        if not _rejects_tools(ex.route, request, exc):
+            raise
+        _switch_to_text(ex.route, exc)
+        return await _open_stream(ex, client, request)
+    except BaseException:
+        await events.aclose()
+        raise
+    path = "text" if mode == "text" else "auto-text"
+    text_filter = CallFilter(request.tools, path) if mode != "native" and request.tools else None
+    return events, _First(first, decoder), text_filter

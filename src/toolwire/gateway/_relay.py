@@ -1,0 +1,147 @@
+"""A translated stream: upstream neutral events in, the client protocol's framed bytes out.
+
+Each upstream event goes through the text-mode call filter (when the route parses calls out
+of text), gets its provider context packed for the client (`_carrier`), is encoded by the
+client codec's `stream_encoder()`, and is framed at once; nothing waits for the end of the
+reply. Imports codecs, the neutral types and the gateway's own tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any, Protocol, cast
+
+from toolwire.codecs import get_codec
+from toolwire.gateway._carrier import CARRIERS, pack_id, stream_reply
+from toolwire.gateway._protocols import Protocol as WireProtocol
+from toolwire.gateway._protocols import frame
+from toolwire.gateway._textmode import CallFilter
+from toolwire.types import Done, Response, StreamEvent, ToolCallDelta
+
+__all__ = ["Relay", "client_view"]
+
+_Wire = tuple[dict[str, Any], str | None]
+
+
+def client_view(response: Response, model: str, foreign: bool) -> Response:
+    """The reply as the client should see it: its own model name, no other protocol's stop word.
+
+    Encoders prefer `raw_stop_reason` (exact for a reply of their own protocol); another
+    protocol's word (`tool_use` in an OpenAI reply) would be wrong, so it goes.
+    """
+    return replace(response, model=model, raw_stop_reason=None) if foreign else replace(response, model=model)
+
+
+class _WireEvent(Protocol):
+    @property
+    def data(self) -> dict[str, Any]: ...
+    @property
+    def event(self) -> str | None: ...
+
+
+class _Encoder(Protocol):
+    def feed(self, event: StreamEvent) -> Sequence[_WireEvent]: ...
+    def finish(self) -> Sequence[_WireEvent]: ...
+
+
+class _Snapshot(Protocol):
+    def finish(self) -> Response: ...
+
+
+class Relay:
+    """Turns one upstream stream into the client's stream, event by event.
+
+    Args:
+        protocol: The client's protocol.
+        model: The model name the client asked for (what its stream reports).
+        decoder: The upstream decoder, for the reply so far when a call's context is packed.
+        text_filter: The text-mode call filter, when the route parses written calls.
+        foreign: Whether the upstream speaks another protocol (its stop words are then dropped).
+    """
+
+    def __init__(
+        self,
+        protocol: WireProtocol,
+        model: str,
+        decoder: _Snapshot,
+        text_filter: CallFilter | None,
+        *,
+        foreign: bool,
+    ) -> None:
+        self.protocol = protocol
+        self.foreign = foreign
+        self.model = model
+        self.decoder = decoder
+        self.filter = text_filter
+        self.encoder = cast(_Encoder, cast(Any, get_codec(protocol.name)).stream_encoder())
+        self.carrier = CARRIERS.get(protocol.name)
+        self.ids: dict[str, str] = {}
+        self.tokens: tuple[int | None, int | None] = (None, None)
+        self.dropped: list[str] = []
+        self._token: str | None = None
+        self._blocks = 0
+
+    def feed(self, event: StreamEvent) -> bytes:
+        """The bytes to send for one upstream event (often one frame, sometimes none)."""
+        events = self.filter.feed(event) if self.filter is not None else (event,)
+        wire: list[_Wire] = []
+        for item in events:
+            wire.extend(self._encode(item))
+        return self._frames(wire)
+
+    def finish(self) -> bytes:
+        """The stream's closing bytes (and OpenAI's `[DONE]`)."""
+        tail = self._frames(self._plain(self.encoder.finish()))
+        return tail + (b"data: [DONE]\n\n" if self.protocol.done_marker else b"")
+
+    def error(self, status: int, message: str) -> bytes:
+        """The protocol's in-stream error event; the stream ends after it."""
+        event, data = self.protocol.stream_error(status, message)
+        return frame(self.protocol, data, event)
+
+    def _encode(self, event: StreamEvent) -> list[_Wire]:
+        if isinstance(event, ToolCallDelta) and event.id is not None and self.carrier == "id":
+            event = replace(event, id=self._packed_id(event.index, event.id))
+        elif isinstance(event, Done):
+            return self._done(event.response)
+        return self._plain(self.encoder.feed(event))
+
+    def _packed_id(self, index: int, call_id: str) -> str:
+        snapshot = self.decoder.finish().message
+        call = next((c for c in snapshot.tool_calls if c.id == call_id), None)
+        packed = call_id if call is None else pack_id(call, snapshot, self.protocol.name, index == 0)
+        self.ids[call_id] = packed
+        return packed
+
+    def _done(self, response: Response) -> list[_Wire]:
+        if response.usage is not None:
+            self.tokens = (response.usage.input_tokens, response.usage.output_tokens)
+        view = client_view(response, self.model, self.foreign)
+        reply, self._token, dropped = stream_reply(view, self.protocol.name, self.ids)
+        self.dropped.extend(dropped)
+        return self._plain(self.encoder.feed(Done(reply)))
+
+    def _plain(self, events: Iterable[_WireEvent]) -> list[_Wire]:
+        return [(e.data, e.event) for e in events]
+
+    def _frames(self, wire: list[_Wire]) -> bytes:
+        if self.carrier == "thinking":
+            wire = self._inject(wire)
+        return b"".join(frame(self.protocol, data, event) for data, event in wire)
+
+    def _inject(self, wire: list[_Wire]) -> list[_Wire]:
+        """Count Anthropic content blocks; put the packed context in a last one, before `message_delta`."""
+        out: list[_Wire] = []
+        for data, event in wire:
+            kind = data.get("type")
+            if kind == "content_block_start":
+                self._blocks = max(self._blocks, int(data.get("index", 0)) + 1)
+            if kind == "message_delta" and self._token is not None:
+                block = {"type": "redacted_thinking", "data": self._token}
+                start = {"type": "content_block_start", "index": self._blocks, "content_block": block}
+                out.append((start, "content_block_start"))
+                out.append(({"type": "content_block_stop", "index": self._blocks}, "content_block_stop"))
+                self._token = None
+            out.append((data, event))
+        return out
