@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
-
-import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx2
 import pytest
