@@ -10,7 +10,6 @@ import pytest
 
 from tests.gateway._clients import DRIVERS, GATEWAY_KEY, run_tool
 from tests.gateway.conftest import KEY_ENV, Gateway, routes_to
-from toolwire.codecs import get_codec
 from toolwire.gateway import Route, create_app
 from toolwire.testing import ErrorReply, RawReply, ScriptedServer, reply
 from toolwire.types import SystemMessage, ToolCall, Usage
@@ -37,10 +36,6 @@ def http() -> Iterator[httpx2.Client]:
         yield client
 
 
-def _streams(protocol: str) -> bool:
-    return hasattr(get_codec(protocol), "stream_encoder")
-
-
 # Gemini thought signatures behind clients that have no field for them
 
 
@@ -49,8 +44,6 @@ def _streams(protocol: str) -> bool:
 def test_gemini_thought_signatures_come_back_through_other_clients(
     gateway: Gateway, upstreams: dict[str, ScriptedServer], client: str, stream: bool
 ) -> None:
-    if stream and not _streams(client):
-        pytest.skip(f"the {client} codec has no stream_encoder() yet (branch w12-encoders)")
     server = upstreams["gemini"]
     start = len(server.requests)
     signed = ToolCall(
@@ -107,8 +100,6 @@ def test_the_openai_carrier_is_the_call_id(
 def test_text_mode_gives_native_calls_to_the_client(
     gateway: Gateway, upstreams: dict[str, ScriptedServer], client: str, stream: bool
 ) -> None:
-    if stream and not _streams(client):
-        pytest.skip(f"the {client} codec has no stream_encoder() yet (branch w12-encoders)")
     server = upstreams["openai"]
     start = len(server.requests)
     written = (

@@ -14,7 +14,6 @@ import pytest
 
 from tests.gateway._clients import DRIVERS, GATEWAY_KEY, Turn, run_tool
 from tests.gateway.conftest import UPSTREAMS, Gateway, routes_to
-from toolwire.codecs import get_codec
 from toolwire.gateway import create_app
 from toolwire.testing import ScriptedServer, reply
 from toolwire.types import AssistantMessage, Request, ToolCall, ToolResult, Usage
@@ -48,10 +47,6 @@ def gateway(upstreams: dict[str, ScriptedServer], upstream_key: str) -> Iterator
         yield running
 
 
-def _streams(protocol: str) -> bool:
-    return hasattr(get_codec(protocol), "stream_encoder")
-
-
 def _result_text(result: ToolResult) -> str:
     value: Any = result.value
     if isinstance(value, dict) and "output" in value:
@@ -78,8 +73,6 @@ def _assert_results_pair_with_calls(request: Request, expected: list[str]) -> No
 def test_three_turn_tool_loop(
     gateway: Gateway, upstreams: dict[str, ScriptedServer], client: str, upstream: str, stream: bool
 ) -> None:
-    if stream and client != upstream and not _streams(client):
-        pytest.skip(f"the {client} codec has no stream_encoder() yet (branch w12-encoders)")
     server = upstreams[upstream]
     start = len(server.requests)
     server.add(*SCRIPT)

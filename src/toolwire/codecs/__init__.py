@@ -10,9 +10,10 @@ from __future__ import annotations
 import importlib
 from typing import Any, Protocol
 
+from toolwire.codecs._stream_encoding import WireEvent
 from toolwire.types import Request, Response, StreamEvent
 
-__all__ = ["CODEC_NAMES", "Codec", "StreamDecoder", "get_codec", "guarded"]
+__all__ = ["CODEC_NAMES", "Codec", "StreamDecoder", "StreamEncoder", "WireEvent", "get_codec", "guarded"]
 
 _MODULES: dict[str, str] = {
     "anthropic": "toolwire.codecs._anthropic",
@@ -37,6 +38,18 @@ class StreamDecoder(Protocol):
 
     def finish(self) -> Response:
         """Return the accumulated reply; callable more than once, always the same result."""
+        ...
+
+
+class StreamEncoder(Protocol):
+    """Turns neutral stream events into one provider's stream, one event at a time (a gateway's half)."""
+
+    def feed(self, event: StreamEvent) -> list[WireEvent]:
+        """The provider events for one neutral event, to be sent at once (a `Done` ends the stream)."""
+        ...
+
+    def finish(self) -> list[WireEvent]:
+        """Close a stream that ended without `Done`; nothing once `Done` was fed."""
         ...
 
 
@@ -67,6 +80,10 @@ class Codec(Protocol):
 
     def encode_response(self, response: Response) -> dict[str, Any]:
         """Render a reply as the provider would send it (for test servers and proxies)."""
+        ...
+
+    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> StreamEncoder:
+        """Return a fresh encoder for one stream reporting `model` and `response_id` (made up if None)."""
         ...
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ import base64
 import binascii
 import logging
 import math
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from toolwire.codecs._shared import (
     StreamAccumulator,
@@ -58,6 +58,9 @@ from toolwire.types import (
     Usage,
     UserMessage,
 )
+
+if TYPE_CHECKING:
+    from toolwire.codecs import StreamEncoder
 
 __all__ = ["CODEC", "DEFAULT_MAX_TOKENS", "AnthropicCodec", "AnthropicStreamDecoder"]
 
@@ -697,6 +700,12 @@ class AnthropicCodec:
     def encode_response(self, response: Response) -> dict[str, Any]:
         """Render a reply as a Message body."""
         return _encode_response(response)
+
+    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> StreamEncoder:
+        """A fresh encoder turning neutral stream events into Anthropic Messages stream events as they come."""
+        from toolwire.codecs._anthropic_encoder import AnthropicStreamEncoder
+
+        return AnthropicStreamEncoder(model, response_id)
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:
         """Render a reply as stream event data objects, `message_start` to `message_stop`."""

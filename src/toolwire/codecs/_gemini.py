@@ -24,7 +24,7 @@ import binascii
 import copy
 import logging
 import mimetypes
-from typing import Any, Literal, assert_never
+from typing import TYPE_CHECKING, Any, Literal, assert_never
 from urllib.parse import urlsplit
 
 from toolwire.codecs._gemini_stream import (
@@ -55,6 +55,9 @@ from toolwire.types import (
     ToolResult,
     UserMessage,
 )
+
+if TYPE_CHECKING:
+    from toolwire.codecs import StreamEncoder
 
 __all__ = ["CODEC", "SKIP_THOUGHT_SIGNATURE", "GeminiCodec", "GeminiStreamDecoder"]
 
@@ -127,6 +130,12 @@ class GeminiCodec:
     def encode_response(self, response: Response) -> dict[str, Any]:
         """Render a reply as Gemini's non-streaming body."""
         return encode_response(response)
+
+    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> StreamEncoder:
+        """A fresh encoder turning neutral stream events into Gemini stream chunks as they come."""
+        from toolwire.codecs._gemini_encoder import GeminiStreamEncoder
+
+        return GeminiStreamEncoder(model, response_id)
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:
         """Render a reply as Gemini's stream chunks."""

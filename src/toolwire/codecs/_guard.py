@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from toolwire.codecs._shapes import SHAPES, find_bad_field
 from toolwire.codecs._shared import warn_once
@@ -34,6 +34,9 @@ from toolwire.types import (
     ToolCallDelta,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from toolwire.codecs import StreamEncoder
 
 __all__ = ["GuardedCodec", "GuardedDecoder", "unique_reply_ids"]
 
@@ -157,6 +160,11 @@ class GuardedCodec:
         """See `Codec.encode_response`."""
         body: dict[str, Any] = self._codec.encode_response(response)
         return body
+
+    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> StreamEncoder:
+        """See `Codec.stream_encoder`."""
+        encoder: StreamEncoder = self._codec.stream_encoder(model, response_id)
+        return encoder
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:
         """See `Codec.encode_stream`."""

@@ -26,7 +26,7 @@ import base64
 import binascii
 import logging
 import math
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from toolwire.codecs._shared import (
     StreamAccumulator,
@@ -63,6 +63,9 @@ from toolwire.types import (
     Usage,
     UserMessage,
 )
+
+if TYPE_CHECKING:
+    from toolwire.codecs import StreamEncoder
 
 __all__ = ["CODEC", "OllamaCodec", "OllamaStreamDecoder"]
 
@@ -627,6 +630,12 @@ class OllamaCodec:
     def encode_response(self, response: Response) -> dict[str, Any]:
         """Render a reply as a non-streamed `/api/chat` body."""
         return _encode_response(response)
+
+    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> StreamEncoder:
+        """A fresh encoder turning neutral stream events into Ollama NDJSON lines as they come."""
+        from toolwire.codecs._ollama_encoder import OllamaStreamEncoder
+
+        return OllamaStreamEncoder(model, response_id)
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:
         """Render a reply as NDJSON lines: thinking, content, whole calls, then the `done` line."""

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal, assert_never
+from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from toolwire.codecs._openai_messages import NAME, decode_messages, encode_messages
 from toolwire.codecs._openai_replies import OpenAIStreamDecoder, decode_response, encode_response, encode_stream
 from toolwire.codecs._shared import require_dict, warn_once
 from toolwire.errors import CodecError
 from toolwire.types import NamedToolChoice, Request, Response, ToolChoice, ToolDefinition
+
+if TYPE_CHECKING:
+    from toolwire.codecs import StreamEncoder
 
 __all__ = ["CODEC", "PROFILES", "OpenAICodec", "OpenAIProfile"]
 
@@ -208,6 +211,12 @@ class OpenAICodec:
     def encode_response(self, response: Response) -> dict[str, Any]:
         """Render a reply as a `chat.completion` body."""
         return encode_response(response)
+
+    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> StreamEncoder:
+        """A fresh encoder turning neutral stream events into `chat.completion.chunk`s as they come."""
+        from toolwire.codecs._openai_encoder import OpenAIStreamEncoder
+
+        return OpenAIStreamEncoder(model, response_id)
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:
         """Render a reply as `chat.completion.chunk` objects (without the `[DONE]` marker)."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from toolwire.codecs._openai_responses_replies import (
     NAME,
@@ -66,6 +66,9 @@ from toolwire.types import (
     ToolResult,
     UserMessage,
 )
+
+if TYPE_CHECKING:
+    from toolwire.codecs import StreamEncoder
 
 __all__ = ["CODEC", "OpenAIResponsesCodec"]
 
@@ -357,6 +360,12 @@ class OpenAIResponsesCodec:
     def encode_response(self, response: Response) -> dict[str, Any]:
         """Render a reply as a Response object, deriving item ids the reply does not carry."""
         return encode_response(response)
+
+    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> StreamEncoder:
+        """A fresh encoder turning neutral stream events into Responses stream events as they come."""
+        from toolwire.codecs._openai_responses_encoder import ResponsesStreamEncoder
+
+        return ResponsesStreamEncoder(model, response_id)
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:
         """Render a reply as the stream events the API sends, `sequence_number`s included."""

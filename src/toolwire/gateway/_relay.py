@@ -8,11 +8,11 @@ reply. Imports codecs, the neutral types and the gateway's own tables.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
-from toolwire.codecs import get_codec
+from toolwire.codecs import WireEvent, get_codec
 from toolwire.gateway._carrier import CARRIERS, pack_id, stream_reply
 from toolwire.gateway._protocols import Protocol as WireProtocol
 from toolwire.gateway._protocols import frame
@@ -31,18 +31,6 @@ def client_view(response: Response, model: str, foreign: bool) -> Response:
     protocol's word (`tool_use` in an OpenAI reply) would be wrong, so it goes.
     """
     return replace(response, model=model, raw_stop_reason=None) if foreign else replace(response, model=model)
-
-
-class _WireEvent(Protocol):
-    @property
-    def data(self) -> dict[str, Any]: ...
-    @property
-    def event(self) -> str | None: ...
-
-
-class _Encoder(Protocol):
-    def feed(self, event: StreamEvent) -> Sequence[_WireEvent]: ...
-    def finish(self) -> Sequence[_WireEvent]: ...
 
 
 class _Snapshot(Protocol):
@@ -74,7 +62,7 @@ class Relay:
         self.model = model
         self.decoder = decoder
         self.filter = text_filter
-        self.encoder = cast(_Encoder, cast(Any, get_codec(protocol.name)).stream_encoder())
+        self.encoder = get_codec(protocol.name).stream_encoder(model)
         self.carrier = CARRIERS.get(protocol.name)
         self.ids: dict[str, str] = {}
         self.tokens: tuple[int | None, int | None] = (None, None)
@@ -122,7 +110,7 @@ class Relay:
         self.dropped.extend(dropped)
         return self._plain(self.encoder.feed(Done(reply)))
 
-    def _plain(self, events: Iterable[_WireEvent]) -> list[_Wire]:
+    def _plain(self, events: Iterable[WireEvent]) -> list[_Wire]:
         return [(e.data, e.event) for e in events]
 
     def _frames(self, wire: list[_Wire]) -> bytes:

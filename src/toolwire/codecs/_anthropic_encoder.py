@@ -1,0 +1,93 @@
+"""Neutral stream events as Anthropic Messages stream events, one at a time.
+
+`message_start`, then per part a `content_block_start` / `content_block_delta`s /
+`content_block_stop` (text, thinking, or tool_use whose arguments stream as
+`input_json_delta` fragments), then `message_delta` with the stop reason and the usage, and
+`message_stop`. A thinking signature known only at the end goes as a `signature_delta` for
+that block's index (SDKs accumulate deltas by index).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolwire.codecs._anthropic import NAME, _encode_reply_part, _encode_usage, _reply_input, _wire_stop_reason
+from toolwire.codecs._shared import dumps
+from toolwire.codecs._stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
+from toolwire.types import AssistantPart, Response, TextPart, ThinkingPart, ToolCall
+
+__all__ = ["AnthropicStreamEncoder"]
+
+_DELTAS = {
+    "text": ("text_delta", "text"),
+    "thinking": ("thinking_delta", "thinking"),
+    "call": ("input_json_delta", "partial_json"),
+}
+
+
+def _event(data: dict[str, Any]) -> WireEvent:
+    return WireEvent(data, data["type"])
+
+
+class AnthropicStreamEncoder(SegmentedEncoder):
+    """See the module docstring."""
+
+    id_prefix = "msg_"
+
+    def start(self) -> list[WireEvent]:
+        message: dict[str, Any] = {
+            "id": self.response_id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }
+        return [_event({"type": "message_start", "message": message}), _event({"type": "ping"})]
+
+    def open(self, segment: Segment) -> list[WireEvent]:
+        block: dict[str, Any]
+        if segment.kind == "text":
+            block = {"type": "text", "text": ""}
+        elif segment.kind == "thinking":
+            block = {"type": "thinking", "thinking": "", "signature": ""}
+        else:
+            block = {"type": "tool_use", "id": segment.call_id, "name": segment.name, "input": {}}
+        return [_event({"type": "content_block_start", "index": segment.position, "content_block": block})]
+
+    def delta(self, segment: Segment, text: str) -> list[WireEvent]:
+        kind, key = _DELTAS[segment.kind]
+        return [self._delta(segment, {"type": kind, key: text})]
+
+    def close(self, segment: Segment) -> list[WireEvent]:
+        return [_event({"type": "content_block_stop", "index": segment.position})]
+
+    def complete(self, segment: Segment, part: AssistantPart) -> list[WireEvent]:
+        match part:
+            case TextPart(text=text) | ThinkingPart(text=text):
+                out = self.more(segment, missing_text(segment, text))
+                if isinstance(part, ThinkingPart) and part.signature and part.provider in (NAME, None):
+                    out.append(self._delta(segment, {"type": "signature_delta", "signature": part.signature}))
+                return out
+            case ToolCall() if not segment.text:
+                raw = _reply_input(part)
+                return self.more(segment, raw if isinstance(raw, str) else (dumps(raw) if raw else ""))
+        return []
+
+    def whole(self, segment: Segment, part: AssistantPart) -> list[WireEvent]:
+        if isinstance(part, ThinkingPart) and part.redacted:  # never streamed: its start holds it all
+            block = _encode_reply_part(part)
+            return [_event({"type": "content_block_start", "index": segment.position, "content_block": block})]
+        return super().whole(segment, part)
+
+    def end(self, response: Response) -> list[WireEvent]:
+        delta: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": _wire_stop_reason(response)}}
+        delta["delta"]["stop_sequence"] = None
+        if response.usage is not None:
+            delta["usage"] = _encode_usage(response.usage)
+        return [_event(delta), _event({"type": "message_stop"})]
+
+    def _delta(self, segment: Segment, delta: dict[str, Any]) -> WireEvent:
+        return _event({"type": "content_block_delta", "index": segment.position, "delta": delta})
