@@ -94,6 +94,8 @@ class AnthropicStreamEncoder(SegmentedEncoder):
         delta["delta"]["stop_sequence"] = None
         if response.usage is not None:
             delta["usage"] = _encode_usage(response.usage)
+        elif self.reply is None:  # the SDKs read message_delta.usage.output_tokens unconditionally
+            delta["usage"] = {"output_tokens": 0}
         return [_event(delta), _event({"type": "message_stop"})]
 
     def _delta(self, segment: Segment, delta: dict[str, Any]) -> WireEvent:
