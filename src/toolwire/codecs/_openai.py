@@ -117,14 +117,19 @@ class OpenAICodec:
             parallel = self.profile.parallel_tool_calls_default
         if parallel is not None:
             body["parallel_tool_calls"] = parallel
+        extra = request.extra
         if request.max_tokens is not None:
-            body[self.profile.max_tokens_field] = request.max_tokens
+            # The field the caller wrote (kept in extra by decode_request) when it still holds the value.
+            field = next((f for f in _MAX_TOKENS_FIELDS if extra.get(f) == request.max_tokens), None)
+            body[field or self.profile.max_tokens_field] = request.max_tokens
+        if any(f in extra for f in _MAX_TOKENS_FIELDS):
+            extra = {k: v for k, v in extra.items() if k not in _MAX_TOKENS_FIELDS}  # the neutral value decides
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.stream:
             body["stream"] = True
             body["stream_options"] = dict(_STREAM_OPTIONS)
-        body.update(request.extra)
+        body.update(extra)
         return body
 
     def _encode_tools(
@@ -180,9 +185,10 @@ class OpenAICodec:
         choice = _decode_tool_choice(rest.get("tool_choice"))
         if choice is not None:
             del rest["tool_choice"]  # an unmodelled choice (allowed_tools, custom) stays in extra
-        max_tokens = next(
-            (rest.pop(f) for f in (self.profile.max_tokens_field, *_MAX_TOKENS_FIELDS) if f in rest), None
-        )
+        written = next((f for f in (self.profile.max_tokens_field, *_MAX_TOKENS_FIELDS) if f in rest), None)
+        max_tokens = rest.pop(written) if written is not None else None
+        if written is not None and written != self.profile.max_tokens_field:
+            rest[written] = max_tokens  # re-encoding for this codec writes the caller's field again
         stream = rest.pop("stream", False) is True
         if stream and rest.get("stream_options") == _STREAM_OPTIONS:
             del rest["stream_options"]
