@@ -24,6 +24,7 @@ import binascii
 import copy
 import logging
 import mimetypes
+from collections.abc import Callable
 from typing import Any, Literal, assert_never
 from urllib.parse import urlsplit
 
@@ -70,6 +71,14 @@ _logger = logging.getLogger(__name__)
 _CHOICE_MODES: dict[str, str] = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 _MODE_CHOICES: dict[str, ToolChoice] = {"AUTO": "auto", "NONE": "none"}
 _MISSING_RESULT = "No result was recorded for this call."
+_DECLARATION_KEYS = frozenset({"name", "description", "parameters", "parametersJsonSchema", "parameters_json_schema"})
+_USER_PART_KEYS = frozenset({"text", "inlineData", "fileData"})  # functionResponse parts are read apart
+_MODEL_PART_KEYS = frozenset({"text", "functionCall"})
+# Fields that describe a part rather than hold content; the content key decides what it is.
+_PART_METADATA_KEYS = frozenset({"thought", "thoughtSignature", "partMetadata", "mediaResolution", "videoMetadata"})
+_GEMINI_ONLY = "gemini: {what} {name!r} has no neutral form; it goes back to Gemini only (Request.extra)."
+
+Warn = Callable[[str, str], None]
 
 
 class GeminiCodec:
@@ -99,6 +108,7 @@ class GeminiCodec:
         system = [m.content for m in request.messages if isinstance(m, SystemMessage)]
         if system:
             body["systemInstruction"] = {"parts": [{"text": text} for text in system]}
+            self._warn_inner_system(request.messages)
         if request.tools:
             body["tools"] = [{"functionDeclarations": [self._encode_tool(t) for t in request.tools]}]
             if request.tool_choice is not None:
@@ -145,14 +155,14 @@ class GeminiCodec:
                 f"The gemini request body needs a 'contents' list, got {contents!r}; pass a generateContent body.",
                 provider=NAME,
             )
-        tools = _decode_tools(body.get("tools"))
+        tools = _decode_tools(body.get("tools"), self._warn)
         generation = body.get("generationConfig")
         generation = generation if isinstance(generation, dict) else {}
         request = Request(
             model=body["model"] if isinstance(body.get("model"), str) else "",
-            messages=[*_decode_system(body.get("systemInstruction")), *_decode_contents(contents)],
+            messages=[*_decode_system(body.get("systemInstruction")), *_decode_contents(contents, self._warn)],
             tools=tools,
-            tool_choice=_decode_tool_choice(body.get("toolConfig")) if tools else None,
+            tool_choice=_decode_tool_choice(body.get("toolConfig"), self._warn) if tools else None,
             max_tokens=_number(generation.get("maxOutputTokens"), int),
             temperature=_number(generation.get("temperature"), float),
         )
@@ -173,6 +183,18 @@ class GeminiCodec:
 
     def _warn(self, key: str, message: str) -> None:
         warn_once(_logger, self._warned, key, message)
+
+    def _warn_inner_system(self, messages: list[Message]) -> None:
+        # Gemini takes instructions only in systemInstruction: a system message from the middle
+        # of a conversation (Anthropic's Opus 4.8+ allow them) joins the others there, in order,
+        # so it keeps a system prompt's authority but loses its place (what LiteLLM does too).
+        first_other = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), len(messages))
+        if any(isinstance(m, SystemMessage) for m in messages[first_other:]):
+            self._warn(
+                "system-position",
+                "gemini: a system message in the middle of the conversation is sent at the end of "
+                "systemInstruction; Gemini takes instructions nowhere else.",
+            )
 
 
 def _encode_tool_choice(choice: ToolChoice) -> dict[str, Any]:
@@ -391,20 +413,25 @@ def _decode_system(instruction: Any) -> list[Message]:
     return [SystemMessage(content=text) for text in texts]
 
 
-def _decode_tools(tools: Any) -> list[ToolDefinition]:
+def _decode_tools(tools: Any, warn: Warn) -> list[ToolDefinition]:
     decoded: list[ToolDefinition] = []
     for tool in tools if isinstance(tools, list) else []:
         declarations = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+        for kind in sorted(set(tool) - {"functionDeclarations"}) if isinstance(tool, dict) else []:
+            # googleSearch, codeExecution, urlContext, mcpServers...: kept in Request.extra for Gemini.
+            warn(f"tool:{kind}", _GEMINI_ONLY.format(what="tool", name=kind))
         for declaration in declarations if isinstance(declarations, list) else []:
-            definition = _decode_declaration(declaration)
+            definition = _decode_declaration(declaration, warn)
             if definition is not None:
                 decoded.append(definition)
     return decoded
 
 
-def _decode_declaration(declaration: Any) -> ToolDefinition | None:
+def _decode_declaration(declaration: Any, warn: Warn) -> ToolDefinition | None:
     if not isinstance(declaration, dict):
         return None
+    for key in sorted(set(declaration) - _DECLARATION_KEYS):  # responseJsonSchema, behavior
+        warn(f"declaration:{key}", _GEMINI_ONLY.format(what="function declaration field", name=key))
     # parametersJsonSchema is JSON Schema as is (snake_case from the google-genai SDK's to_dict);
     # parameters is Gemini's OpenAPI subset (`OBJECT`, `nullable`).
     schema = declaration.get("parametersJsonSchema", declaration.get("parameters_json_schema"))
@@ -421,11 +448,16 @@ def _decode_declaration(declaration: Any) -> ToolDefinition | None:
         return None
 
 
-def _decode_tool_choice(config: Any) -> ToolChoice | None:
+def _decode_tool_choice(config: Any, warn: Warn) -> ToolChoice | None:
     calling = config.get("functionCallingConfig") if isinstance(config, dict) else None
     if not isinstance(calling, dict):
         return None
     mode, names = calling.get("mode"), calling.get("allowedFunctionNames")
+    if mode == "VALIDATED":
+        # AUTO plus schema adherence enforced by the API (PROVIDERS.md §2.4): the model still
+        # chooses, so it reads as `auto`; the enforcement itself reaches Gemini only (extra).
+        warn("mode:VALIDATED", _GEMINI_ONLY.format(what="functionCallingConfig mode", name=mode))
+        return "auto"
     if mode == "ANY":
         if names is None:
             return "required"
@@ -435,7 +467,7 @@ def _decode_tool_choice(config: Any) -> ToolChoice | None:
     return _MODE_CHOICES.get(mode) if isinstance(mode, str) and names is None else None
 
 
-def _decode_contents(contents: list[Any]) -> list[Message]:
+def _decode_contents(contents: list[Any], warn: Warn) -> list[Message]:
     messages: list[Message] = []
     pending: list[ToolCall] = []
     for index, content in enumerate(contents):
@@ -446,7 +478,7 @@ def _decode_contents(contents: list[Any]) -> list[Message]:
             )
         parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
         if content.get("role") == "model":
-            message = _decode_model(parts, seed=f"gemini-request-{index}")
+            message = _decode_model(parts, f"gemini-request-{index}", warn)
             messages.append(message)
             pending = list(message.tool_calls)
             continue
@@ -456,13 +488,14 @@ def _decode_contents(contents: list[Any]) -> list[Message]:
         )
         rest = [p for p in parts if "functionResponse" not in p]
         if rest or not responses:
-            messages.append(_decode_user(rest))
+            messages.append(_decode_user(rest, warn))
     return messages
 
 
-def _decode_model(parts: list[dict[str, Any]], seed: str) -> AssistantMessage:
+def _decode_model(parts: list[dict[str, Any]], seed: str, warn: Warn) -> AssistantMessage:
     decoded: list[TextPart | ThinkingPart | ToolCall] = []
     for position, part in enumerate(parts):
+        _check_part(part, _MODEL_PART_KEYS, warn)
         signature = part.get("thoughtSignature")
         call = part.get("functionCall")
         if isinstance(call, dict) and isinstance(call.get("name"), str):
@@ -514,9 +547,10 @@ def _decode_function_response(
     return ToolResult(tool_call_id=call_id, name=name, kind="data", value=value if value is not None else {})
 
 
-def _decode_user(parts: list[dict[str, Any]]) -> UserMessage:
+def _decode_user(parts: list[dict[str, Any]], warn: Warn) -> UserMessage:
     decoded: list[TextPart | ImagePart] = []
     for part in parts:
+        _check_part(part, _USER_PART_KEYS, warn)
         if isinstance(part.get("text"), str):
             decoded.append(TextPart(text=part["text"]))
         elif (image := _decode_image(part)) is not None:
@@ -524,6 +558,12 @@ def _decode_user(parts: list[dict[str, Any]]) -> UserMessage:
     if len(decoded) == 1 and isinstance(decoded[0], TextPart):
         return UserMessage(content=decoded[0].text)
     return UserMessage(content=decoded)
+
+
+def _check_part(part: dict[str, Any], known: frozenset[str], warn: Warn) -> None:
+    # executableCode, codeExecutionResult, toolCall, toolResponse, and fields added later.
+    for key in sorted(set(part) - known - _PART_METADATA_KEYS):
+        warn(f"part:{key}", _GEMINI_ONLY.format(what="part type", name=key))
 
 
 def _decode_image(part: dict[str, Any]) -> ImagePart | None:
