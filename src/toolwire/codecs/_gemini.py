@@ -456,7 +456,11 @@ def _decode_tool_choice(config: Any, warn: Warn) -> ToolChoice | None:
     if mode == "VALIDATED":
         # AUTO plus schema adherence enforced by the API (PROVIDERS.md §2.4): the model still
         # chooses, so it reads as `auto`; the enforcement itself reaches Gemini only (extra).
-        warn("mode:VALIDATED", _GEMINI_ONLY.format(what="functionCallingConfig mode", name=mode))
+        warn(
+            "mode:VALIDATED",
+            "gemini: functionCallingConfig mode 'VALIDATED' reads as tool_choice 'auto'; its schema "
+            "enforcement goes back to Gemini only (Request.extra).",
+        )
         return "auto"
     if mode == "ANY":
         if names is None:

@@ -285,7 +285,7 @@ def _decode_tools(tools: Any) -> list[ToolDefinition]:
                 if isinstance(inner, dict) and inner.get("type") == "function":
                     definitions.extend(_decode_function(inner, str(tool.get("name", ""))))
                 else:
-                    _skipped("tool", f"{inner.get('type') if isinstance(inner, dict) else inner} in a namespace")
+                    _skipped("tool in a namespace", inner.get("type") if isinstance(inner, dict) else inner)
         else:  # web_search, file_search, code_interpreter, mcp, custom...: kept in extra for Responses
             _skipped("tool", kind)
     return definitions
