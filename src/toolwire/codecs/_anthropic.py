@@ -11,6 +11,11 @@ the identical body. A `data` result comes back as a `text` result holding the sa
 Call ids are made unique across the conversation (servers that reuse `call_0` would otherwise be
 rejected), results rewritten to match.
 
+System messages: the leading ones form the top-level `system`; a `SystemMessage` later in the
+conversation goes in place as a `role: "system"` message, which Claude Opus 4.8+ accept right
+after a user turn (older models reject it: keep their system prompts first). Request bodies are
+read by `_anthropic_requests`, which says what is kept of each newer field and what is dropped.
+
 `temperature` is sent only when `Request.temperature` is set. API version 2023-06-01, which the
 transport pins, accepts it; 2026-10-21 rejects every sampling parameter, and some newer models
 reject a non-default temperature even under 2023-06-01 — leave it unset for those.

@@ -14,7 +14,14 @@ switch) and `ToolDefinition.strict` (Gemini's `VALIDATED` mode is request-wide; 
 `extra`) are not sent; images given by URL inside tool results go as `fileData`, which only
 Vertex AI accepts there. Results that answer no call of the preceding turn are dropped and calls
 left unanswered get an `error` response, because Gemini rejects a turn whose response count
-differs from its call count.
+differs from its call count. A system message from the middle of a conversation joins the
+others at the end of `systemInstruction` (Gemini takes instructions nowhere else; logged once).
+
+Decoding reads `parametersJsonSchema` (or the OpenAPI `parameters`) into tool definitions and
+`functionCallingConfig` mode `VALIDATED` as tool choice `auto`; what has no neutral form
+(`responseJsonSchema`, `googleSearch`/`codeExecution` tools, `executableCode` parts,
+`thinkingConfig`...) stays in `Request.extra` for Gemini and is logged once when it is a tool,
+a declaration field or a part.
 """
 
 from __future__ import annotations

@@ -5,9 +5,15 @@ Owns request bodies both ways; output items, replies and stream events live in
 `toolwire.errors`, `toolwire.schema` and `toolwire.codecs._shared`; never another codec.
 
 Shapes (openai-python `types/responses/*`):
-- system messages become `instructions` (joined with a blank line); the rest become `input`
-  items: user `message`s with `input_text`/`input_image` content, assistant `message`s with
-  `output_text` content, `reasoning`, `function_call` and `function_call_output` items.
+- leading system messages become `instructions` (joined with a blank line), later ones
+  `developer` messages in place; the rest become `input` items: user `message`s with
+  `input_text`/`input_image` content, assistant `message`s with `output_text` content,
+  `reasoning`, `function_call` and `function_call_output` items.
+- Function tools grouped in a `namespace` tool become flat definitions named `ns__name`
+  (`namespaced`), and so do calls that name a namespace; the namespace goes back apart.
+  Hosted tools (`web_search`, `mcp`, `custom`...) have no neutral form: a tool list that does
+  not come back identically stays in `Request.extra` for Responses, and each hosted tool is
+  logged once. Unknown input items are skipped, logged once by type.
 - Reasoning is replayed statelessly: a `ThinkingPart` from this codec goes back as the
   `reasoning` item it came from (id, summary, `encrypted_content`) in its original position,
   because the API pairs each reasoning item with the item that followed it (PROVIDERS bug 16).
