@@ -512,3 +512,27 @@ def test_gemini_sdk_built_history_reaches_openai(caplog: pytest.LogCaptureFixtur
     assert messages_of(caplog.records) == [
         "openai: left out gemini options it has no equivalent for: contents, toolConfig."
     ]
+
+
+def test_tool_names_other_providers_refuse_stay_with_their_own(caplog: pytest.LogCaptureFixture) -> None:
+    long_name = "mcp__" + "x" * 60 + "__read"  # 71 characters: Anthropic takes 128, others 64
+    anthropic_body = {
+        "model": "claude-opus-4-8",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"name": long_name, "input_schema": {"type": "object"}}],
+    }
+    check_anthropic_body(anthropic_body)
+    request = get_codec("anthropic").decode_request(copy.deepcopy(anthropic_body))
+    assert (request.tools, request.extra) == ([], {"tools": anthropic_body["tools"]})
+    assert get_codec("anthropic").encode_request(request) == anthropic_body
+    gemini_body = {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "tools": [{"functionDeclarations": [{"name": "crm.lookup", "parametersJsonSchema": {"type": "object"}}]}],
+    }
+    request = guarded(GeminiCodec()).decode_request(copy.deepcopy(gemini_body))
+    assert (request.tools, request.extra) == ([], {"tools": gemini_body["tools"]})
+    assert messages_of(caplog.records) == [
+        f"anthropic: tool named {long_name!r} has no neutral form and is dropped when decoding a request.",
+        "gemini: function name 'crm.lookup' has no neutral form; it goes back to Gemini only (Request.extra).",
+    ]

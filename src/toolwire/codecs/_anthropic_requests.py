@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import re
 from typing import Any
 
 from toolwire.codecs._shared import dumps, new_call_id, parse_arguments, require_dict, warn_once
@@ -63,6 +64,7 @@ NAME = "anthropic"
 _logger = logging.getLogger("toolwire.codecs._anthropic")
 _warned: set[str] = set()
 
+_LONG_NAME = re.compile(r"[a-zA-Z0-9_-]{65,128}")
 _NEUTRAL_TOOL_CHOICES: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "any": "required"}
 # The keys of each block that its neutral part holds; any other key is kept in the part's metadata.
 _MODELED: dict[str, frozenset[str]] = {
@@ -282,6 +284,11 @@ def decode_tool(tool: Any) -> ToolDefinition | None:
     try:  # ToolDefinition checks the name and the schema's type itself
         return ToolDefinition(name=name, description=description, parameters=tool["input_schema"], strict=strict)
     except ValueError as exc:
+        if isinstance(name, str) and _LONG_NAME.fullmatch(name) and isinstance(tool["input_schema"], dict):
+            # Anthropic takes 128 characters (MCP tools run long), other providers 64: the tool
+            # goes back to Anthropic only (the list stays in Request.extra).
+            dropped("tool named", name)
+            return None
         raise CodecError(f"anthropic tools entry {tool.get('name')!r} is not usable: {exc}", provider=NAME) from None
 
 

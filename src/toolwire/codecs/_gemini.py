@@ -452,6 +452,8 @@ def _decode_declaration(declaration: Any, warn: Warn) -> ToolDefinition | None:
             parameters=schema if isinstance(schema, dict) else None,
         )
     except ValueError:  # a Gemini-only name ("ns.tool"); the declaration stays in Request.extra
+        name = declaration.get("name")
+        warn(f"name:{name}", _GEMINI_ONLY.format(what="function name", name=name))
         return None
 
 
