@@ -18,10 +18,11 @@ from typing import Any
 import pydantic
 import pytest
 from anthropic.types.beta.message_create_params import MessageCreateParamsNonStreaming as BetaParams
+from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from openai.types.responses.response_input_item_param import ResponseInputItemParam
 
-from toolwire.codecs import _anthropic_requests, _guard, _openai_responses_replies
+from toolwire.codecs import _anthropic_requests, _guard, _openai, _openai_responses_replies
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BASH_SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
@@ -30,6 +31,7 @@ EPHEMERAL = {"type": "ephemeral"}
 ANTHROPIC_PARAMS = pydantic.TypeAdapter(BetaParams)
 RESPONSES_PARAMS = pydantic.TypeAdapter(ResponseCreateParamsNonStreaming)
 RESPONSES_ITEM = pydantic.TypeAdapter(ResponseInputItemParam)
+CHAT_PARAMS = pydantic.TypeAdapter(CompletionCreateParamsNonStreaming)
 
 
 def load(provider: str, name: str) -> Any:
@@ -57,7 +59,7 @@ def messages_of(records: list[logging.LogRecord]) -> list[str]:
 @contextmanager
 def fresh_warnings(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     """Every once-per-process warning shows again inside, whatever ran before."""
-    sets = [_anthropic_requests._warned, _openai_responses_replies.warned, _guard._warned]
+    sets = [_anthropic_requests._warned, _openai_responses_replies.warned, _guard._warned, _openai._warned]
     saved = [set(s) for s in sets]
     for s in sets:
         s.clear()

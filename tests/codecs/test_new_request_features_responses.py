@@ -11,6 +11,7 @@ from openai.types.responses import Response as SDKResponse
 
 from tests.codecs._request_features import (
     BASH_SCHEMA,
+    CHAT_PARAMS,
     RESPONSES_ITEM,
     RESPONSES_PARAMS,
     force,
@@ -186,4 +187,21 @@ def test_responses_unknown_input_items_do_not_crash(caplog: pytest.LogCaptureFix
             "item_reference",
             "brand_new_item",
         )
+    ]
+
+
+# OpenAI Chat Completions: custom tools (free-form input, GPT-5) do not fail a request either.
+
+
+def test_chat_custom_tools_stay_with_openai(caplog: pytest.LogCaptureFixture) -> None:
+    custom = {"type": "custom", "custom": {"name": "apply_patch", "format": {"type": "text"}}}
+    function = {"type": "function", "function": {"name": "shell", "parameters": BASH_SCHEMA}}
+    body = {"model": "gpt-5.5", "messages": [{"role": "user", "content": "hi"}], "tools": [function, custom]}
+    CHAT_PARAMS.validate_python(copy.deepcopy(body))
+    request = get_codec("openai").decode_request(copy.deepcopy(body))
+    assert request.tools == [ToolDefinition(name="shell", parameters=BASH_SCHEMA)]
+    assert request.extra == {"tools": body["tools"]}
+    assert get_codec("openai").encode_request(request) == body
+    assert messages_of(caplog.records) == [
+        "openai: skipped tool of type 'custom'; it has no neutral form (kept for OpenAI only)."
     ]

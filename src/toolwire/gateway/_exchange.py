@@ -47,6 +47,7 @@ _MODELED = {
     "gemini": frozenset({"tools", "toolConfig"}),
     "anthropic": frozenset({"system", "tools"}),
     "openai-responses": frozenset({"tools"}),
+    "openai": frozenset({"tools"}),
 }
 # Fields whose `extra` value holds only what the neutral form left out of them (name those parts).
 _PARTIAL = {"gemini": frozenset({"generationConfig"})}
