@@ -90,10 +90,14 @@ def _kept(block: dict[str, Any], kind: str) -> dict[str, Any]:
     return {NAME: fields} if fields else {}
 
 
-def dropped(what: str, value: Any) -> None:
-    """Log once that a `what` of type `value` has no neutral form (SPEC §2: degrade visibly)."""
+def dropped(what: str, value: Any, where: str = "") -> None:
+    """Log once that a `what` named `value` has no neutral form (SPEC §2: degrade visibly).
+
+    The key (`anthropic:document`, `anthropic:image.cache_control`) is what a gateway names in
+    its `x-toolwire-dropped` header.
+    """
     message = f"anthropic: {what} {value!r} has no neutral form and is dropped when decoding a request."
-    warn_once(_logger, _warned, f"{what}:{value}", message)
+    warn_once(_logger, _warned, f"{NAME}:{where}{value}", message)
 
 
 # Assistant blocks (requests and replies)
@@ -178,7 +182,7 @@ def _decode_system_message(content: Any) -> list[Message]:
         return [SystemMessage(content=content)]
     blocks = [b for b in _blocks(content) if isinstance(b, dict)]
     for key in sorted({k for b in blocks for k in b} - _MODELED["text"]):
-        dropped("field of a system message block", key)  # SystemMessage holds text only
+        dropped("field of a system message block", key, "system.")  # SystemMessage holds text only
     return [SystemMessage(content=text) for text in _texts(blocks)]
 
 
@@ -235,7 +239,7 @@ def _decode_media(block: dict[str, Any]) -> TextPart | ImagePart | None:
         image = _decode_image(block.get("source"))
         if image is not None:
             if "cache_control" in block:
-                dropped("field of an image block", "cache_control")
+                dropped("field of an image block", "cache_control", "image.")
             return image
     dropped("content block type", kind)
     return None

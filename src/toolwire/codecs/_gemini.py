@@ -198,7 +198,7 @@ class GeminiCodec:
         first_other = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), len(messages))
         if any(isinstance(m, SystemMessage) for m in messages[first_other:]):
             self._warn(
-                "system-position",
+                f"{NAME}:system-message-position",
                 "gemini: a system message in the middle of the conversation is sent at the end of "
                 "systemInstruction; Gemini takes instructions nowhere else.",
             )
@@ -426,7 +426,7 @@ def _decode_tools(tools: Any, warn: Warn) -> list[ToolDefinition]:
         declarations = tool.get("functionDeclarations") if isinstance(tool, dict) else None
         for kind in sorted(set(tool) - {"functionDeclarations"}) if isinstance(tool, dict) else []:
             # googleSearch, codeExecution, urlContext, mcpServers...: kept in Request.extra for Gemini.
-            warn(f"tool:{kind}", _GEMINI_ONLY.format(what="tool", name=kind))
+            warn(f"{NAME}:{kind}", _GEMINI_ONLY.format(what="tool", name=kind))
         for declaration in declarations if isinstance(declarations, list) else []:
             definition = _decode_declaration(declaration, warn)
             if definition is not None:
@@ -438,7 +438,7 @@ def _decode_declaration(declaration: Any, warn: Warn) -> ToolDefinition | None:
     if not isinstance(declaration, dict):
         return None
     for key in sorted(set(declaration) - _DECLARATION_KEYS):  # responseJsonSchema, behavior
-        warn(f"declaration:{key}", _GEMINI_ONLY.format(what="function declaration field", name=key))
+        warn(f"{NAME}:{key}", _GEMINI_ONLY.format(what="function declaration field", name=key))
     # parametersJsonSchema is JSON Schema as is (snake_case from the google-genai SDK's to_dict);
     # parameters is Gemini's OpenAPI subset (`OBJECT`, `nullable`).
     schema = declaration.get("parametersJsonSchema", declaration.get("parameters_json_schema"))
@@ -453,7 +453,7 @@ def _decode_declaration(declaration: Any, warn: Warn) -> ToolDefinition | None:
         )
     except ValueError:  # a Gemini-only name ("ns.tool"); the declaration stays in Request.extra
         name = declaration.get("name")
-        warn(f"name:{name}", _GEMINI_ONLY.format(what="function name", name=name))
+        warn(f"{NAME}:{name}", _GEMINI_ONLY.format(what="function name", name=name))
         return None
 
 
@@ -466,7 +466,7 @@ def _decode_tool_choice(config: Any, warn: Warn) -> ToolChoice | None:
         # AUTO plus schema adherence enforced by the API (PROVIDERS.md §2.4): the model still
         # chooses, so it reads as `auto`; the enforcement itself reaches Gemini only (extra).
         warn(
-            "mode:VALIDATED",
+            f"{NAME}:VALIDATED",
             "gemini: functionCallingConfig mode 'VALIDATED' reads as tool_choice 'auto'; its schema "
             "enforcement goes back to Gemini only (Request.extra).",
         )
@@ -576,7 +576,7 @@ def _decode_user(parts: list[dict[str, Any]], warn: Warn) -> UserMessage:
 def _check_part(part: dict[str, Any], known: frozenset[str], warn: Warn) -> None:
     # executableCode, codeExecutionResult, toolCall, toolResponse, and fields added later.
     for key in sorted(set(part) - known - _PART_METADATA_KEYS):
-        warn(f"part:{key}", _GEMINI_ONLY.format(what="part type", name=key))
+        warn(f"{NAME}:{key}", _GEMINI_ONLY.format(what="part type", name=key))
 
 
 def _decode_image(part: dict[str, Any]) -> ImagePart | None:

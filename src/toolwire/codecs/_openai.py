@@ -247,7 +247,7 @@ def _decode_tool(wire: Any) -> ToolDefinition | None:
         # `custom` tools (free-form input, GPT-5) and kinds added later have no neutral form.
         kind = wire.get("type")
         message = f"openai: skipped tool of type {kind!r}; it has no neutral form (kept for OpenAI only)."
-        warn_once(logger, _warned, f"tool-{kind}", message)
+        warn_once(logger, _warned, f"{NAME}:{kind}", message)
         return None
     if wire.get("type") != "function" or not isinstance(function, dict) or not isinstance(function.get("name"), str):
         raise CodecError(

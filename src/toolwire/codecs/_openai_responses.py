@@ -291,7 +291,8 @@ def _decode_tools(tools: Any) -> list[ToolDefinition]:
                 if isinstance(inner, dict) and inner.get("type") == "function":
                     definitions.extend(_decode_function(inner, str(tool.get("name", ""))))
                 else:
-                    _skipped("tool in a namespace", inner.get("type") if isinstance(inner, dict) else inner)
+                    kind = inner.get("type") if isinstance(inner, dict) else inner
+                    _skipped("tool in a namespace", kind, f"{tool.get('name')}.")
         else:  # web_search, file_search, code_interpreter, mcp, custom...: kept in extra for Responses
             _skipped("tool", kind)
     return definitions
@@ -313,9 +314,9 @@ def _decode_function(tool: dict[str, Any], namespace: str | None) -> list[ToolDe
         return []
 
 
-def _skipped(what: str, kind: Any) -> None:
+def _skipped(what: str, kind: Any, where: str = "") -> None:
     message = f"openai-responses: skipped {what} {kind!r}; it has no neutral form (kept for Responses only)."
-    warn_once(_log, warned, f"{what}-{kind}", message)
+    warn_once(_log, warned, f"{NAME}:{where}{kind}", message)
 
 
 def _decode_tool_choice(value: Any) -> ToolChoice | None:
