@@ -11,8 +11,8 @@ import httpx2
 import pytest
 
 from tests.gateway._clients import GATEWAY_KEY
-from tests.gateway.conftest import Gateway, routes_to
-from toolwire.gateway import create_app
+from tests.gateway.conftest import KEY_ENV, Gateway, routes_to
+from toolwire.gateway import Route, create_app
 from toolwire.testing import ScriptedServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -25,7 +25,9 @@ def load(provider: str, name: str) -> Any:
 
 @pytest.fixture(scope="module")
 def gateway(upstreams: dict[str, ScriptedServer], upstream_key: str) -> Iterator[Gateway]:
-    with Gateway(create_app(routes_to(upstreams), keys=[GATEWAY_KEY])) as running:
+    text = Route("to-openai-text", "openai:up-text", base_url=upstreams["openai"].base_url + "/v1", api_key_env=KEY_ENV)
+    text.tool_mode = "text"
+    with Gateway(create_app([*routes_to(upstreams), text], keys=[GATEWAY_KEY])) as running:
         yield running
 
 
@@ -189,3 +191,17 @@ def test_a_gemini_request_reaches_openai(
         "max_completion_tokens": 2048,
         "temperature": 0.2,
     }
+
+
+def test_text_mode_sends_no_tool_list_the_client_kept_in_extra(
+    gateway: Gateway, http: httpx2.Client, upstreams: dict[str, ScriptedServer]
+) -> None:
+    upstreams["openai"].add("Nothing to call.")
+    custom = {"type": "custom", "custom": {"name": "apply_patch"}}
+    function = {"type": "function", "function": {"name": "bash", "parameters": BASH_SCHEMA}}
+    body = {"model": "to-openai-text", "messages": [{"role": "user", "content": "hi"}], "tools": [function, custom]}
+    response = http.post(gateway.url + "/v1/chat/completions", json=body)
+    assert response.status_code == 200, response.text
+    sent = upstreams["openai"].requests[-1].body
+    assert "tools" not in sent and sent["messages"][0]["role"] == "system"
+    assert "bash" in sent["messages"][0]["content"]  # the function tool is described in the prompt
