@@ -22,7 +22,7 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsNon
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from openai.types.responses.response_input_item_param import ResponseInputItemParam
 
-from toolwire.codecs import _anthropic_requests, _guard, _openai, _openai_responses_replies
+from toolwire.codecs import _anthropic, _anthropic_requests, _guard, _openai, _openai_responses_replies
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BASH_SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
@@ -59,7 +59,8 @@ def messages_of(records: list[logging.LogRecord]) -> list[str]:
 @contextmanager
 def fresh_warnings(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     """Every once-per-process warning shows again inside, whatever ran before."""
-    sets = [_anthropic_requests._warned, _openai_responses_replies.warned, _guard._warned, _openai._warned]
+    sets = [_anthropic._warned, _anthropic_requests._warned, _openai_responses_replies.warned, _guard._warned]
+    sets.append(_openai._warned)
     saved = [set(s) for s in sets]
     for s in sets:
         s.clear()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -148,7 +149,7 @@ def test_anthropic_system_message_fields_and_image_hints_are_named(caplog: pytes
 
 def test_mid_conversation_system_messages_in_every_target(caplog: pytest.LogCaptureFixture) -> None:
     request = Request(
-        model="m",
+        model="claude-opus-4-8",
         messages=[
             SystemMessage(content="Rules."),
             UserMessage(content="hi"),
@@ -164,6 +165,14 @@ def test_mid_conversation_system_messages_in_every_target(caplog: pytest.LogCapt
         {"role": "user", "content": "go"},
     ]
     assert get_codec("anthropic").encode_request(request)["system"] == "Rules."
+    older = get_codec("anthropic").encode_request(replace(request, model="claude-sonnet-4-5-20250929"))
+    assert older["system"] == "Rules.\n\nPlan mode."
+    assert [m["role"] for m in older["messages"]] == ["user", "assistant", "user"]
+    assert messages_of(caplog.records) == [
+        "anthropic: 'claude-sonnet-4-5-20250929' is not known to take system messages in the middle of a "
+        "conversation (Claude Opus 4.8 and later do); they are sent at the end of the top-level system prompt."
+    ]
+    caplog.clear()
     responses = get_codec("openai-responses").encode_request(request)
     assert responses["instructions"] == "Rules."
     assert responses["input"][1] == {

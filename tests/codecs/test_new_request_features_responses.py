@@ -92,6 +92,7 @@ def test_responses_namespace_tools_reach_anthropic_flat(caplog: pytest.LogCaptur
         load("openai-responses", "namespace_hosted_tools.request.json")
     )
     caplog.clear()
+    request.model = "claude-opus-4-8"  # takes system messages in place
     body = get_codec("anthropic").encode_request(request)
     assert body["system"] == "You are Codex, a coding agent."
     assert body["messages"] == [

@@ -105,15 +105,15 @@ def test_a_codex_request_reaches_anthropic(
             *(f"openai-responses:{k}" for k in ("store", "include", "reasoning", "text", "prompt_cache_key")),
             "openai-responses:mcp__github.custom",
             *(f"openai-responses:{k}" for k in hosted.split()),
+            "anthropic:system-message-position",  # `up-anthropic` is no model known to take them in place
         ]
     )
     assert upstreams["anthropic"].requests[-1].body == {
         "model": "up-anthropic",
         "max_tokens": 4096,
-        "system": "You are Codex, a coding agent.",
+        "system": "You are Codex, a coding agent.\n\n<permissions>sandbox: read-only</permissions>",
         "messages": [
             {"role": "user", "content": "List the open issues."},
-            {"role": "system", "content": "<permissions>sandbox: read-only</permissions>"},
             {
                 "role": "assistant",
                 "content": [

@@ -12,8 +12,8 @@ Call ids are made unique across the conversation (servers that reuse `call_0` wo
 rejected), results rewritten to match.
 
 System messages: the leading ones form the top-level `system`; a `SystemMessage` later in the
-conversation goes in place as a `role: "system"` message, which Claude Opus 4.8+ accept right
-after a user turn (older models reject it: keep their system prompts first). Request bodies are
+conversation goes in place as a `role: "system"` message when the model takes them (Claude Opus
+4.8 and later, right after a user turn), and otherwise joins the top-level `system`, logged once. Request bodies are
 read by `_anthropic_requests`, which says what is kept of each newer field and what is dropped.
 
 `temperature` is sent only when `Request.temperature` is set. API version 2023-06-01, which the
@@ -24,7 +24,9 @@ reject a non-default temperature even under 2023-06-01 — leave it unset for th
 from __future__ import annotations
 
 import base64
+import logging
 import math
+import re
 from typing import Any, assert_never, cast
 
 from toolwire.codecs._anthropic_requests import (
@@ -44,6 +46,7 @@ from toolwire.codecs._shared import (
     sanitize_id,
     sniff_image_type,
     unique_call_ids,
+    warn_once,
 )
 from toolwire.errors import CodecError, ProviderError
 from toolwire.schema import anthropic_input_schema
@@ -73,6 +76,9 @@ __all__ = ["CODEC", "DEFAULT_MAX_TOKENS", "AnthropicCodec", "AnthropicStreamDeco
 DEFAULT_MAX_TOKENS = 4096
 """Sent when `Request.max_tokens` is None: the Messages API rejects a body without it."""
 
+_logger = logging.getLogger(__name__)
+_warned: set[str] = set()
+
 # Tables
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -89,6 +95,8 @@ _WIRE_STOP_REASONS: dict[StopReason, str] = {
     v: k for k, v in reversed(_STOP_REASONS.items()) if v is not StopReason.OTHER
 }
 _TOOL_CHOICES: dict[str, str] = {"auto": "auto", "none": "none", "required": "any"}
+# `claude-opus-4-8`, `claude-sonnet-5`, `us.anthropic.claude-opus-4-8-v1:0`; a date is no minor version.
+_MODEL_VERSION = re.compile(r"claude-[a-z]+-(\d+)(?:-(\d{1,2}))?(?!\d)")
 _REQUEST_KEYS = frozenset("model max_tokens system messages tools tool_choice temperature stream".split())
 
 # Encode
@@ -99,13 +107,11 @@ def _encode_request(request: Request) -> dict[str, Any]:
         "model": request.model,
         "max_tokens": request.max_tokens if request.max_tokens is not None else DEFAULT_MAX_TOKENS,
     }
-    # Leading system messages form the top-level `system`; later ones stay in place (Opus 4.8+).
-    leading = next((i for i, m in enumerate(request.messages) if not isinstance(m, SystemMessage)), None)
-    leading = len(request.messages) if leading is None else leading
-    if leading:
-        body["system"] = "\n\n".join(cast(SystemMessage, m).content for m in request.messages[:leading])
+    system, messages = _split_system(request.model, request.messages)
+    if system:
+        body["system"] = "\n\n".join(system)
     # Ids must match ^[a-zA-Z0-9_-]+$ and be unique across the conversation (PROVIDERS.md §2.3).
-    body["messages"] = _encode_messages(unique_call_ids(request.messages[leading:], _wire_id))
+    body["messages"] = _encode_messages(unique_call_ids(messages, _wire_id))
     if request.tools:
         body["tools"] = [_encode_tool(t) for t in request.tools]
     tool_choice = _encode_tool_choice(request)
@@ -117,6 +123,34 @@ def _encode_request(request: Request) -> dict[str, Any]:
         body["stream"] = True
     body.update(request.extra)
     return body
+
+
+def _split_system(model: str, messages: list[Message]) -> tuple[list[str], list[Message]]:
+    """The top-level `system` texts, and the messages with the system messages that stay in place.
+
+    Leading system messages form `system`. Later ones stay in place for models that take
+    `role: "system"` messages (Claude Opus 4.8 and later); for older models and unknown names
+    (other servers speaking the Messages API) they join `system`, in order, logged once.
+    """
+    leading = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), len(messages))
+    system = [cast(SystemMessage, m).content for m in messages[:leading]]
+    rest = messages[leading:]
+    if _takes_inner_system(model) or not any(isinstance(m, SystemMessage) for m in rest):
+        return system, rest
+    warn_once(
+        _logger,
+        _warned,
+        f"{NAME}:system-message-position",
+        f"anthropic: {model!r} is not known to take system messages in the middle of a conversation "
+        "(Claude Opus 4.8 and later do); they are sent at the end of the top-level system prompt.",
+    )
+    system += [m.content for m in rest if isinstance(m, SystemMessage)]
+    return system, [m for m in rest if not isinstance(m, SystemMessage)]
+
+
+def _takes_inner_system(model: str) -> bool:
+    found = _MODEL_VERSION.search(model)
+    return found is not None and (int(found[1]), int(found[2] or 0)) >= (4, 8)
 
 
 def _encode_messages(messages: list[Message]) -> list[dict[str, Any]]:
