@@ -543,7 +543,7 @@ def test_extra_options_go_back_only_to_the_codec_they_came_from(caplog: pytest.L
         {"model": MODEL},
         {"model": MODEL, "messages": [{"role": "tool", "content": "x"}]},
         {"model": MODEL, "messages": [{"role": "user", "content": 5}]},
-        {"model": MODEL, "messages": [], "tool_choice": {"type": "some"}},
+        {"model": MODEL, "messages": [], "tool_choice": {"type": "tool"}},
         {"model": MODEL, "messages": [], "tools": [{"name": "bad name", "input_schema": {}}]},
         {
             "model": MODEL,

@@ -237,3 +237,19 @@ def test_a_tool_name_only_anthropic_takes_stays_with_anthropic(caplog: pytest.Lo
     assert messages_of(caplog.records) == [
         f"anthropic: tool named {long_name!r} has no neutral form and is dropped when decoding a request."
     ]
+
+
+def test_an_unknown_tool_choice_kind_goes_back_to_anthropic_only(caplog: pytest.LogCaptureFixture) -> None:
+    body = {
+        "model": "claude-opus-4-8",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tool_choice": {"type": "some_later_kind", "disable_parallel_tool_use": True},
+    }
+    request = get_codec("anthropic").decode_request(copy.deepcopy(body))
+    assert (request.tool_choice, request.parallel_tool_calls) == (None, None)
+    assert request.extra == {"tool_choice": body["tool_choice"]}
+    assert get_codec("anthropic").encode_request(request) == body
+    assert messages_of(caplog.records) == [
+        "anthropic: tool_choice type 'some_later_kind' has no neutral form and is dropped when decoding a request."
+    ]

@@ -447,6 +447,8 @@ def _decode_request(body: dict[str, Any]) -> Request:
     messages, extra = decode_system(body.get("system"))
     messages += decode_messages(wire_messages)
     tool_choice, parallel = decode_tool_choice(body.get("tool_choice"))
+    if tool_choice is None and body.get("tool_choice") is not None:
+        extra["tool_choice"] = body["tool_choice"]
     stream = body.get("stream") is True  # an explicit `false` stays in `extra`, so it survives the round trip
     extra.update((k, v) for k, v in body.items() if k not in _REQUEST_KEYS or (k == "stream" and not stream))
     wire_tools = body.get("tools") or []

@@ -297,7 +297,7 @@ def decode_tool(tool: Any) -> ToolDefinition | None:
 
 
 def decode_tool_choice(wire: Any) -> tuple[ToolChoice | None, bool | None]:
-    """`tool_choice` as the neutral choice and `parallel_tool_calls`."""
+    """`tool_choice` as the neutral choice and `parallel_tool_calls`; `(None, None)` for an unknown kind."""
     if wire is None:
         return None, None
     wire = require_dict(wire, NAME, "tool_choice")
@@ -308,4 +308,7 @@ def decode_tool_choice(wire: Any) -> tuple[ToolChoice | None, bool | None]:
         return NamedToolChoice(wire["name"]), parallel
     if isinstance(kind, str) and kind in _NEUTRAL_TOOL_CHOICES:
         return _NEUTRAL_TOOL_CHOICES[kind], parallel
+    if isinstance(kind, str) and kind != "tool":  # a kind added later: kept in Request.extra for Anthropic
+        dropped("tool_choice type", kind)
+        return None, None
     raise CodecError(f"anthropic tool_choice {wire!r} is not one of auto, any, none or tool (named).", provider=NAME)
