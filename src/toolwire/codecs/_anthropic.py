@@ -27,7 +27,7 @@ import base64
 import logging
 import math
 import re
-from typing import Any, assert_never, cast
+from typing import Any, assert_never
 
 from toolwire.codecs._anthropic_requests import (
     NAME,
@@ -45,6 +45,7 @@ from toolwire.codecs._shared import (
     require_dict,
     sanitize_id,
     sniff_image_type,
+    split_leading_system,
     unique_call_ids,
     warn_once,
 )
@@ -132,9 +133,7 @@ def _split_system(model: str, messages: list[Message]) -> tuple[list[str], list[
     `role: "system"` messages (Claude Opus 4.8 and later); for older models and unknown names
     (other servers speaking the Messages API) they join `system`, in order, logged once.
     """
-    leading = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), len(messages))
-    system = [cast(SystemMessage, m).content for m in messages[:leading]]
-    rest = messages[leading:]
+    system, rest = split_leading_system(messages)
     if _takes_inner_system(model) or not any(isinstance(m, SystemMessage) for m in rest):
         return system, rest
     warn_once(

@@ -30,7 +30,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from typing import Any, assert_never, cast
+from typing import Any, assert_never
 
 from toolwire.codecs._openai_responses_replies import (
     NAME,
@@ -53,6 +53,7 @@ from toolwire.codecs._shared import (
     read_error_payload,
     require_dict,
     sniff_image_type,
+    split_leading_system,
     warn_once,
 )
 from toolwire.errors import CodecError
@@ -92,11 +93,10 @@ _REQUEST_KEYS = frozenset(
 def _encode_request(request: Request) -> dict[str, Any]:
     body: dict[str, Any] = {"model": request.model}
     # Leading system messages form `instructions`; later ones stay in place as developer messages.
-    leading = next((i for i, m in enumerate(request.messages) if not isinstance(m, SystemMessage)), None)
-    leading = len(request.messages) if leading is None else leading
-    if leading:
-        body["instructions"] = "\n\n".join(cast(SystemMessage, m).content for m in request.messages[:leading])
-    body["input"] = _encode_input(request.messages[leading:])
+    system, messages = split_leading_system(request.messages)
+    if system:
+        body["instructions"] = "\n\n".join(system)
+    body["input"] = _encode_input(messages)
     if request.tools:
         body["tools"] = [_encode_tool(tool) for tool in request.tools]
     if request.tool_choice is not None:
