@@ -460,7 +460,7 @@ def test_developer_and_list_system_content_decode_as_system() -> None:
         ({"model": "m", "messages": "hi"}, "needs a 'messages' list"),
         ({"model": "m", "messages": [{"role": "function", "content": "x"}]}, "role 'function'"),
         ({"model": "m", "messages": [{"role": "user", "content": [{"type": "input_audio"}]}]}, "input_audio"),
-        ({"model": "m", "messages": [], "tools": [{"type": "custom", "custom": {"name": "x"}}]}, "function tools only"),
+        ({"model": "m", "messages": [], "tools": [{"type": "function", "function": {}}]}, "function tools only"),
         ({"model": "m", "messages": [{"role": "tool", "content": "x"}]}, "tool_call_id"),
         (
             {

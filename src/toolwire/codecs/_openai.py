@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["CODEC", "PROFILES", "OpenAICodec", "OpenAIProfile"]
 
 logger = logging.getLogger(__name__)
+_warned: set[str] = set()  # request decoding warnings (encoding ones are per codec instance)
 
 # tables
 
@@ -181,7 +182,10 @@ class OpenAICodec:
         if not isinstance(model, str):
             raise CodecError(f"The openai request needs a str 'model', got {model!r}.", provider=NAME)
         messages = decode_messages(rest.pop("messages", None))
-        tools = [_decode_tool(t) for t in rest.pop("tools", None) or []]
+        wire_tools = rest.pop("tools", None) or []
+        tools = [t for t in map(_decode_tool, wire_tools) if t is not None]
+        if len(tools) != len(wire_tools):
+            rest["tools"] = wire_tools  # custom tools: the list goes back as it is to OpenAI (extra)
         choice = _decode_tool_choice(rest.get("tool_choice"))
         if choice is not None:
             del rest["tool_choice"]  # an unmodelled choice (allowed_tools, custom) stays in extra
@@ -254,9 +258,15 @@ def _decode_tool_choice(wire: Any) -> ToolChoice | None:
     return None
 
 
-def _decode_tool(wire: Any) -> ToolDefinition:
+def _decode_tool(wire: Any) -> ToolDefinition | None:
     wire = require_dict(wire, NAME, "tool")
     function = wire.get("function")
+    if isinstance(wire.get("type"), str) and wire["type"] != "function":
+        # `custom` tools (free-form input, GPT-5) and kinds added later have no neutral form.
+        kind = wire.get("type")
+        message = f"openai: skipped tool of type {kind!r}; it has no neutral form (kept for OpenAI only)."
+        warn_once(logger, _warned, f"{NAME}:{kind}", message)
+        return None
     if wire.get("type") != "function" or not isinstance(function, dict) or not isinstance(function.get("name"), str):
         raise CodecError(
             f"The openai codec reads function tools only, got {wire!r}; pass other tool kinds through Request.extra.",
