@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from toolwire.client import PROVIDERS
-from toolwire.config import Config, ProviderSettings, ToolMode
+from toolwire.config import Config, McpServerSettings, ProviderSettings, ToolMode
 
 __all__ = ["COPILOT", "DEFAULT_PROVIDER", "SCRIPTED_PROVIDERS", "Settings", "UsageError", "known_providers", "resolve"]
 
@@ -55,6 +55,7 @@ class Settings:
     copilot_byok: str | None = None
     copilot_wire_api: str | None = None
     copilot_record: Path | None = None
+    mcp_servers: tuple[McpServerSettings, ...] = ()
 
 
 def known_providers() -> list[str]:
@@ -81,6 +82,7 @@ def resolve(args: argparse.Namespace, config: Config) -> Settings:
         system_prompt=agent.system_prompt,
         yes=bool(args.yes),
         config_path=config.path,
+        mcp_servers=config.mcp,
         **_copilot(args, section, name),
     )
 
