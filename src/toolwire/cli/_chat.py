@@ -39,7 +39,7 @@ def chat_command(settings: Settings, args: argparse.Namespace) -> int:
         console.print(Text(model.banner, style="bold magenta"))
         console.print(Text(_HELP, style="dim"))
         view = EventView(console, live_text=True)
-        with Loop(model.client) as loop, mcp_tools(mcp_servers(settings, args), loop, STANDARD_NAMES) as extra:
+        with Loop(model.client) as loop, mcp_tools(mcp_servers(settings), loop, STANDARD_NAMES) as extra:
             agent = build_agent(model, settings, _reviewer(settings, console, view), extra)
             _converse(agent, loop, console, view)
     return 0

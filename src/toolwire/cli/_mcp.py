@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import shlex
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -49,18 +48,9 @@ def add_mcp_server_command(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", metavar="HOST", help="the address --http binds (loopback)")
 
 
-def mcp_servers(settings: Settings, args: argparse.Namespace) -> list[McpServerSettings]:
-    """The servers of the settings file, then those of the `--mcp` flags."""
-    flagged: list[McpServerSettings] = []
-    for text in getattr(args, "mcp", None) or []:
-        try:
-            words = shlex.split(text)
-        except ValueError as exc:
-            raise UsageError(f"--mcp {text!r} is not a command line: {exc}.") from None
-        if not words:
-            raise UsageError('--mcp needs a command, e.g. --mcp "npx -y @modelcontextprotocol/server-everything".')
-        flagged.append(McpServerSettings(command=words[0], args=tuple(words[1:])))
-    return [*settings.mcp_servers, *flagged]
+def mcp_servers(settings: Settings) -> list[McpServerSettings]:
+    """The servers of the settings file's `[[mcp]]` tables, then those of the `--mcp` flags."""
+    return list(settings.mcp_servers)
 
 
 def _server(spec: McpServerSettings) -> MCPServer:

@@ -37,7 +37,7 @@ def run_command(settings: Settings, args: argparse.Namespace) -> int:
     with open_model(settings) as model:
         if model.report is not None:  # the offline model always says what it is; real runs keep stderr for events
             err.print(Text(model.banner, style="bold magenta"))
-        with Loop(model.client) as loop, mcp_tools(mcp_servers(settings, args), loop, STANDARD_NAMES) as extra:
+        with Loop(model.client) as loop, mcp_tools(mcp_servers(settings), loop, STANDARD_NAMES) as extra:
             agent = build_agent(model, settings, _reviewer(settings, err), extra)
             view = EventView(err, live_text=False)
             result = loop.run(agent.run(prompt) if args.no_stream else drive(agent, prompt, view))

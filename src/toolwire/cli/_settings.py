@@ -9,6 +9,7 @@ sets that whole section aside (its model and URL belong to the other provider). 
 from __future__ import annotations
 
 import argparse
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,9 +83,23 @@ def resolve(args: argparse.Namespace, config: Config) -> Settings:
         system_prompt=agent.system_prompt,
         yes=bool(args.yes),
         config_path=config.path,
-        mcp_servers=config.mcp,
+        mcp_servers=(*config.mcp, *_mcp_flags(args)),
         **_copilot(args, section, name),
     )
+
+
+def _mcp_flags(args: argparse.Namespace) -> list[McpServerSettings]:
+    """The servers of the `--mcp "COMMAND ARGS"` flags (after the settings file's `[[mcp]]` tables)."""
+    servers: list[McpServerSettings] = []
+    for text in getattr(args, "mcp", None) or []:
+        try:
+            words = shlex.split(text)
+        except ValueError as exc:
+            raise UsageError(f"--mcp {text!r} is not a command line: {exc}.") from None
+        if not words:
+            raise UsageError('--mcp needs a command, e.g. --mcp "npx -y @modelcontextprotocol/server-everything".')
+        servers.append(McpServerSettings(command=words[0], args=tuple(words[1:])))
+    return servers
 
 
 def _copilot(args: argparse.Namespace, section: ProviderSettings, name: str) -> dict[str, Any]:

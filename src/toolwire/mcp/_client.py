@@ -315,14 +315,16 @@ class MCPServer:
         return f" (its stderr ended with: {tail})" if tail else ""
 
     def _start_error(self, exc: BaseException) -> MCPServerError:
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # anyio task groups wrap the cause
+            exc = exc.exceptions[0]
         if isinstance(exc, TimeoutError):
             reason = f"it did not finish the MCP handshake within {_START_TIMEOUT:g} s"
         elif isinstance(exc, FileNotFoundError):
             reason = "the command was not found"
+        elif isinstance(exc, MCPError) and exc.error.code == types.CONNECTION_CLOSED:
+            reason = "it closed the connection before the MCP handshake was over"
         elif isinstance(exc, MCPError):
             reason = exc.error.message
-        elif isinstance(exc, BaseExceptionGroup):
-            reason = "; ".join(str(e) for e in exc.exceptions) or type(exc).__name__
         else:
             reason = str(exc) or type(exc).__name__
         return MCPServerError(f"The MCP server {self._description!r} failed to start: {reason}{self._stderr_note()}.")
