@@ -7,6 +7,8 @@ The npm reference servers (`@modelcontextprotocol/server-filesystem`, `server-ev
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import os
 import signal
 import sys
@@ -14,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from toolwire import ToolCall, ToolResult
+from toolwire import Request, ToolCall, ToolResult, UserMessage
 from toolwire.agent import Agent, RunFinished, RunResult, ToolFinished, ToolStarted
+from toolwire.codecs import CODEC_NAMES, get_codec
 from toolwire.mcp import MCPServer, MCPServerError, open_servers
 from toolwire.reviewers import ReviewDecision, ReviewedTool
 from toolwire.testing import ScriptedModel, reply
@@ -100,6 +103,24 @@ async def test_is_error_image_structured_and_resource_results_map_to_their_kinds
     servers = [MCPServer.stdio(filesystem_server, [str(tmp_path)]), MCPServer.stdio(everything_server)]
     async with open_servers(servers) as group:
         result = await Agent(model, group.tools).run("go")
+        definitions = [tool.definition for tool in group.tools]
+
+    # Their schemas go through toolwire.schema like any tool's: every codec encodes all 27 tools.
+    for name in CODEC_NAMES:
+        body = get_codec(name).encode_request(
+            Request(model="m", messages=[UserMessage(content="hi")], tools=definitions)
+        )
+        assert len(json.dumps(body)) > 1000
+    gemini = get_codec("gemini").encode_request(Request(model="m", messages=[], tools=definitions))
+    declared = gemini["tools"][0]["functionDeclarations"]
+    assert len(declared) == len(definitions) == 27
+    assert all("$schema" not in json.dumps(d) and "additionalProperties" not in json.dumps(d) for d in declared)
+    strict = [dataclasses.replace(d, strict=True) for d in definitions]
+    openai = get_codec("openai").encode_request(Request(model="m", messages=[], tools=strict))
+    for tool in openai["tools"]:
+        parameters = tool["function"]["parameters"]
+        assert parameters["additionalProperties"] is False
+        assert sorted(parameters["required"]) == sorted(parameters["properties"])
 
     got = results(result)
     assert got["c0"].kind == "error"
