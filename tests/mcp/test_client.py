@@ -172,14 +172,14 @@ async def test_a_call_past_its_timeout_is_an_error_naming_the_server_and_the_ser
         # On a busy machine the cancellation may reach the server before the call started there;
         # a call that did start must hear it (the next test shows that without a timer).
         for _ in range(600):
-            if not log.exists() or "cancelled t" in log.read_text():
+            if log.exists() and "cancelled t" in log.read_text():
                 break
             await asyncio.sleep(0.05)
 
     assert results(result)["c0"].kind == "error"
     assert results(result)["c0"].value.startswith("MCP server 'probe' (")
     assert "did not answer tool 'wait' within 1 s; the call was cancelled" in results(result)["c0"].value
-    assert not log.exists() or log.read_text().splitlines() == ["started t", "cancelled t"]
+    assert (log.read_text().splitlines() if log.exists() else []) in ([], ["started t", "cancelled t"])
 
 
 async def test_cancelling_a_run_sends_the_cancellation_to_the_server(tmp_path: Path, probe_server: list[str]) -> None:
