@@ -10,7 +10,6 @@ result naming the server; cancelling a call sends `notifications/cancelled` (the
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import shlex
@@ -176,8 +175,7 @@ class MCPServer:
     async def _close(self) -> None:
         self._stop.set()
         if self._task is not None:
-            with contextlib.suppress(Exception):
-                await self._task
+            await asyncio.gather(self._task, return_exceptions=True)  # its failure was reported already
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
@@ -194,10 +192,10 @@ class MCPServer:
                     await self._refresh(client)
                 ready.set_result(None)
                 await self._watch(client)
-        except BaseException as exc:  # the owner of `ready` gets the failure; nothing else may leak
+        except BaseException as exc:  # a failed start goes to `__aenter__`; a later one is logged
             if not ready.done():
                 ready.set_exception(self._start_error(exc))
-            elif not isinstance(exc, asyncio.CancelledError | Exception):
+            elif not isinstance(exc, Exception):
                 raise
             else:
                 logger.warning("MCP server %s stopped: %s", self._label(), exc)
