@@ -44,8 +44,9 @@ def add_mcp_flag(parser: argparse.ArgumentParser) -> None:
 def add_mcp_server_command(parser: argparse.ArgumentParser) -> None:
     """The flags of `toolwire mcp-server`."""
     parser.add_argument("--root", type=Path, default=None, metavar="DIR", help="the folder the tools work in (.)")
-    parser.add_argument("--http", type=int, default=None, metavar="PORT", help="serve streamable HTTP on PORT")
-    parser.add_argument("--host", default="127.0.0.1", metavar="HOST", help="the address --http binds (loopback)")
+    # Loopback only: `exec` runs commands, and MCP over HTTP has no key of its own here.
+    http_help = "serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio"
+    parser.add_argument("--http", type=int, default=None, metavar="PORT", help=http_help)
 
 
 def mcp_servers(settings: Settings) -> list[McpServerSettings]:
@@ -130,7 +131,7 @@ def mcp_server_command(settings: Settings, args: argparse.Namespace) -> int:
         return 0
     if not 0 < args.http < 65536:
         raise UsageError(f"--http needs a port from 1 to 65535, got {args.http}.")
-    sys.stderr.write(f"toolwire: serving the standard tools in {root} at http://{args.host}:{args.http}/mcp\n")
+    sys.stderr.write(f"toolwire: serving the standard tools in {root} at http://127.0.0.1:{args.http}/mcp\n")
     sys.stderr.flush()
-    asyncio.run(serve_http(root, host=args.host, port=args.http))
+    asyncio.run(serve_http(root, port=args.http))
     return 0
