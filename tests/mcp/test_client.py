@@ -98,12 +98,18 @@ async def test_is_error_image_structured_and_resource_results_map_to_their_kinds
         call("get-structured-content", 2, location="Chicago"),
         call("get-resource-links", 3, count=1),
         call("get-resource-reference", 4, resourceType="Text", resourceId=2),
+        call("toggle-simulated-logging", 5),
     ]
     model = ScriptedModel([reply("", calls), reply("seen")])
     servers = [MCPServer.stdio(filesystem_server, [str(tmp_path)]), MCPServer.stdio(everything_server)]
+    reviewer = Recorder()
     async with open_servers(servers) as group:
-        result = await Agent(model, group.tools).run("go")
+        result, events = await run_with_events(Agent(model, group.tools, reviewer=reviewer), "go")
         definitions = [tool.definition for tool in group.tools]
+
+    # server-everything's read-only tools ran together; its one tool without readOnlyHint was reviewed, last.
+    assert sorted(events[:5]) == [f"start c{i}" for i in range(5)]
+    assert events[-2:] == ["start c5", "finish c5"] and reviewer.asked == ["toggle-simulated-logging:high"]
 
     # Their schemas go through toolwire.schema like any tool's: every codec encodes all 27 tools.
     for name in CODEC_NAMES:
@@ -132,6 +138,7 @@ async def test_is_error_image_structured_and_resource_results_map_to_their_kinds
     assert got["c2"].kind == "data" and set(got["c2"].value) == {"temperature", "conditions", "humidity"}
     assert got["c3"].kind == "text" and "[resource demo://resource/dynamic/" in got["c3"].value
     assert got["c4"].kind == "text" and "[resource demo://resource/dynamic/text/2 (text/plain)]" in got["c4"].value
+    assert got["c5"].kind == "text" and "logging" in got["c5"].value.lower()
 
 
 async def test_a_server_killed_mid_run_becomes_an_error_result_and_the_run_goes_on(
