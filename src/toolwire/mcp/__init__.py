@@ -16,6 +16,11 @@ Built on the official `mcp` SDK (`pip install 'toolwire[mcp]'`), loaded only whe
 
 from __future__ import annotations
 
+try:
+    import mcp as _sdk  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("toolwire.mcp needs the official MCP SDK: pip install 'toolwire[mcp]'.") from exc
+
 from toolwire.mcp._client import DEFAULT_CALL_TIMEOUT, MCPServer, MCPServerError
 from toolwire.mcp._group import MCPServers, open_servers
 from toolwire.mcp._mapping import result_value, tool_risk
