@@ -1,6 +1,7 @@
 """`toolwire tools`: the tools as one provider's codec sends them, and the text-mode prompt.
 
-Never talks to a server: it builds a client only to use its exact codec (and server profile).
+Never talks to a model server: it builds a client only to use its exact codec (and server
+profile). MCP servers (`--mcp`, `[[mcp]]`) are started just long enough to list their tools.
 """
 
 from __future__ import annotations
