@@ -211,8 +211,9 @@ class MCPServer:
             return streamable_http_client(self._target, http_client=http)
         from mcp.client.stdio import stdio_client
 
-        # A real file: the child writes its stderr there; the tail explains a failed start.
-        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        # A real file: the child writes its stderr there; the tail explains a failed start. Append
+        # mode: the child shares the file offset, so reading the tail must not move its writes.
+        self._stderr = tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")
         transport: AbstractAsyncContextManager[Any] = stdio_client(self._target, errlog=self._stderr)
         return transport
 
