@@ -11,7 +11,10 @@ import dataclasses
 import json
 import os
 import signal
+import socket
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -263,3 +266,41 @@ async def test_a_python_server_runs_under_the_current_interpreter_too(time_serve
     async with MCPServer.stdio(sys.executable, ["-m", "mcp_server_time"]) as server:
         assert [t.name for t in server.tools] == ["get_current_time", "convert_time"]
         assert server.name == "mcp-time"
+
+
+async def test_streamable_http_server_everything_through_the_agent(everything_server: str) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen(
+        [everything_server, "streamableHttp"],
+        env=os.environ | {"PORT": str(port)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:  # the server says when it listens
+            if f"listening on port {port}" in line:
+                break
+        threading.Thread(target=process.stderr.read, daemon=True).start()  # a full pipe would block the server
+        calls = [
+            call("echo", 0, message="over http"),
+            call("get-tiny-image", 1),
+            call("get-sum", 2, a=2, b=3),
+        ]
+        model = ScriptedModel([reply("", calls), reply("done")])
+        async with MCPServer.http(f"http://127.0.0.1:{port}/mcp", {"X-Client": "toolwire-test"}) as server:
+            assert server.name == "mcp-servers_everything"
+            result = await Agent(model, server.tools).run("go")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        if process.stderr is not None:
+            process.stderr.close()
+    got = results(result)
+    assert (got["c0"].kind, got["c0"].value) == ("text", "Echo: over http")
+    assert got["c1"].kind == "multimodal" and got["c1"].value[1].media_type == "image/png"
+    assert (got["c2"].kind, got["c2"].value) == ("text", "The sum of 2 and 3 is 5.")
