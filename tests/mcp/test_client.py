@@ -280,12 +280,13 @@ async def test_streamable_http_server_everything_through_the_agent(everything_se
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert process.stderr is not None
+    drain = threading.Thread(target=process.stderr.read, daemon=True)
     try:
-        assert process.stderr is not None
         for line in process.stderr:  # the server says when it listens
             if f"listening on port {port}" in line:
                 break
-        threading.Thread(target=process.stderr.read, daemon=True).start()  # a full pipe would block the server
+        drain.start()  # the server goes on writing to stderr; a full pipe would block it
         calls = [
             call("echo", 0, message="over http"),
             call("get-tiny-image", 1),
@@ -298,8 +299,9 @@ async def test_streamable_http_server_everything_through_the_agent(everything_se
     finally:
         process.terminate()
         process.wait(timeout=30)
-        if process.stderr is not None:
-            process.stderr.close()
+        if drain.is_alive():
+            drain.join(timeout=30)
+        process.stderr.close()
     got = results(result)
     assert (got["c0"].kind, got["c0"].value) == ("text", "Echo: over http")
     assert got["c1"].kind == "multimodal" and got["c1"].value[1].media_type == "image/png"
