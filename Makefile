@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint bench fuzz clean copilot-cli
+.PHONY: demo test lint bench fuzz clean copilot-cli mcp-servers
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,19 +12,23 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.base
-	$(PY) -m pip install -q -e '.[dev,cli]'
+	$(PY) -m pip install -q -e '.[dev,cli,mcp]'
 	$(PY) -m pip install -q -e '.[ray]' || echo "Ray could not be installed here: the Ray batch tests will skip"
 	touch $@
 
 demo: $(VENV)/.base
 	$(PY) -m toolwire.demo
 
-test: $(VENV)/.dev copilot-cli
+test: $(VENV)/.dev copilot-cli mcp-servers
 	$(PY) -m pytest
 
 # The real GitHub Copilot CLI for tests/copilot/test_real_cli.py (skipped, and said so, without npm).
 copilot-cli:
 	@sh tests/copilot/install_real_cli.sh
+
+# The reference MCP servers from npm for tests/mcp (skipped, and said so, without npm).
+mcp-servers:
+	@sh tests/mcp/install_servers.sh
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check src tests

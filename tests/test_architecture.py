@@ -36,6 +36,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "cli": (7, "edge"),
     "config": (7, "edge"),
     "copilot": (7, "edge"),
+    "mcp": (7, "edge"),
     "connect": (7, "edge"),
     "demo": (8, "demo"),
 }

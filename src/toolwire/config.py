@@ -28,6 +28,16 @@ target = "vllm:Qwen/Qwen3-8B"          # provider:model, as connect() takes it
 base_url = "http://localhost:8000/v1"  # optional
 api_key_env = "VLLM_KEY"               # optional
 tool_mode = "auto"                     # native (default) | text | auto
+
+[[mcp]]                                # tools from an MCP server run as a child process...
+name = "fs"                            # optional: prefixes its tool names when they clash
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+env = { LOG_LEVEL = "warn" }           # optional
+
+[[mcp]]                                # ...or reached over streamable HTTP
+url = "http://127.0.0.1:8000/mcp"
+headers = { Authorization = "Bearer ..." }
 ```
 
 Order, highest first: command-line flags, then this file, then built-in defaults. The
@@ -51,6 +61,7 @@ __all__ = [
     "AgentSettings",
     "Config",
     "ConfigError",
+    "McpServerSettings",
     "ProviderSettings",
     "RouteSettings",
     "ToolMode",
@@ -112,6 +123,18 @@ class RouteSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class McpServerSettings:
+    """One `[[mcp]]` table: an MCP server whose tools the agent gets (`command` or `url`, not both)."""
+
+    name: str | None = None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Everything a settings file says; `path` is the file read (`None` when none was found)."""
 
@@ -119,6 +142,7 @@ class Config:
     agent: AgentSettings = field(default_factory=AgentSettings)
     path: Path | None = None
     routes: tuple[RouteSettings, ...] = ()
+    mcp: tuple[McpServerSettings, ...] = ()
 
 
 def find_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path | None:
@@ -215,8 +239,10 @@ _SECTIONS: dict[str, dict[str, tuple[_Check, str]]] = {
 def _parse(data: dict[str, Any], path: Path) -> Config:
     routes = tuple(_routes(data.pop("route", []), path))
     for name, value in data.items():
+        if name == "mcp":
+            continue
         if name not in _SECTIONS:
-            known = ", ".join([*(f"[{s}]" for s in _SECTIONS), "[[route]]"])
+            known = ", ".join([*(f"[{s}]" for s in _SECTIONS), "[[route]]", "[[mcp]]"])
             raise ConfigError(f"Unknown key {name!r} in {str(path)!r}; the file has the sections {known}.")
         if not isinstance(value, dict):
             raise ConfigError(f"{name!r} in {str(path)!r} must be a section ([{name}]), got {_shown(value)}.")
@@ -227,6 +253,51 @@ def _parse(data: dict[str, Any], path: Path) -> Config:
         agent=AgentSettings(**agent),
         path=path,
         routes=routes,
+        mcp=_mcp_tables(data.get("mcp", []), path),
+    )
+
+
+def _is_strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _is_string_table(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(item, str) for item in value.values())
+
+
+_MCP_KEYS: dict[str, tuple[_Check, str]] = {
+    "name": _STR,
+    "command": _STR,
+    "args": (_is_strings, "an array of strings"),
+    "env": (_is_string_table, "a table of strings"),
+    "url": _STR,
+    "headers": (_is_string_table, "a table of strings"),
+}
+
+
+def _mcp_tables(tables: Any, path: Path) -> tuple[McpServerSettings, ...]:
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise ConfigError(f"'mcp' in {str(path)!r} must be tables written [[mcp]], got {_shown(tables)}.")
+    return tuple(_mcp_table(table, index, path) for index, table in enumerate(tables, 1))
+
+
+def _mcp_table(table: dict[str, Any], index: int, path: Path) -> McpServerSettings:
+    where = f"[[mcp]] number {index} in {str(path)!r}"
+    for key, value in table.items():
+        if key not in _MCP_KEYS:
+            raise ConfigError(f"Unknown key {key!r} in {where}; [[mcp]] may hold: {', '.join(_MCP_KEYS)}.")
+        check, wanted = _MCP_KEYS[key]
+        if not check(value):
+            raise ConfigError(f"'mcp.{key}' in {where} must be {wanted}, got {_shown(value)}.")
+    if ("command" in table) == ("url" in table):
+        raise ConfigError(f"{where} needs either command (a server to run) or url (a server to reach), not both.")
+    return McpServerSettings(
+        name=table.get("name"),
+        command=table.get("command"),
+        args=tuple(table.get("args", ())),
+        env=tuple(table.get("env", {}).items()),
+        url=table.get("url"),
+        headers=tuple(table.get("headers", {}).items()),
     )
 
 

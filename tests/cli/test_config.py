@@ -89,11 +89,11 @@ def test_home_config_folder_is_used_without_xdg(tmp_path: Path, monkeypatch: pyt
         ),
         (
             "[agents]\nmax_tool_turns = 3\n",
-            "Unknown key 'agents' in {path!r}; the file has the sections [provider], [agent], [[route]].",
+            "Unknown key 'agents' in {path!r}; the file has the sections [provider], [agent], [[route]], [[mcp]].",
         ),
         (
             'model = "x"\n',
-            "Unknown key 'model' in {path!r}; the file has the sections [provider], [agent], [[route]].",
+            "Unknown key 'model' in {path!r}; the file has the sections [provider], [agent], [[route]], [[mcp]].",
         ),
         (
             'provider = "openai"\n',

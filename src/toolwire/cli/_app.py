@@ -33,7 +33,8 @@ settings, highest first:
   2. the settings file: ./toolwire.toml, else $XDG_CONFIG_HOME/toolwire/toolwire.toml
      (~/.config/toolwire/toolwire.toml); sections [provider] name, model, base_url,
      api_key_env (copilot: copilot_byok, copilot_wire_api, copilot_record) and
-     [agent] max_tool_turns, tool_mode, output_budget_chars, system_prompt
+     [agent] max_tool_turns, tool_mode, output_budget_chars, system_prompt;
+     [[mcp]] name, command, args, env, url, headers (one table per MCP server)
   3. built-in defaults: provider {DEFAULT_PROVIDER!r} (the offline scripted model), tool mode auto,
      10 tool turns
 The environment only supplies API keys (api_key_env, or the provider's own variable such as
@@ -48,6 +49,7 @@ examples:
   toolwire run --provider vllm --model Qwen/Qwen3-8B "list the Python files"
   toolwire run --provider ollama --model qwen3 --tool-mode auto "find the TODOs"
   toolwire chat --provider anthropic --model claude-sonnet-4-5
+  toolwire chat --mcp "npx -y @modelcontextprotocol/server-filesystem ."  # plus an MCP server's tools
   toolwire convert --from openai --to anthropic request.json
   toolwire serve --port 4000                     # the gateway; routes from [[route]] in toolwire.toml
 """
@@ -114,13 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
         _add_common(sub, top=False)
         return sub
 
-    command("chat", "talk to the agent; it asks before each high-risk tool call unless --yes")
+    from toolwire.cli._mcp import add_mcp_flag, add_mcp_server_command
+
+    add_mcp_flag(command("chat", "talk to the agent; it asks before each high-risk tool call unless --yes"))
     run = command("run", "run one task and print the answer (tool calls are shown on stderr)")
+    add_mcp_flag(run)
     run.add_argument("prompt", nargs="+", metavar="PROMPT", help="the task; '-' reads it from stdin")
     run.add_argument("--json", action="store_true", help="print the whole run result as JSON")
     run.add_argument("--no-stream", action="store_true", help="ask for whole replies (for servers that stream badly)")
     tools = command("tools", "print the tool definitions as the provider's codec sends them, and the text prompt")
     tools.add_argument("--json", action="store_true", help="print one JSON object")
+    add_mcp_flag(tools)
     convert = command("convert", "re-encode a request body from one wire format to another")
     convert.add_argument("--from", dest="source", required=True, choices=CODEC_NAMES, help="the input's format")
     convert.add_argument("--to", dest="target", required=True, choices=CODEC_NAMES, help="the output's format")
@@ -130,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="the address to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=4000, help="the port (default: 4000)")
     serve.add_argument("--workers", type=_count, default=1, metavar="N", help="worker processes (default: 1)")
+    add_mcp_server_command(command("mcp-server", "serve the standard tools to MCP clients (stdio, or --http PORT)"))
     return parser
 
 
@@ -174,6 +181,10 @@ def _command(name: str) -> Command:
         from toolwire.cli._serve import serve_command
 
         return serve_command
+    if name == "mcp-server":
+        from toolwire.cli._mcp import mcp_server_command
+
+        return mcp_server_command
     from toolwire.cli._convert import convert_command
 
     return convert_command

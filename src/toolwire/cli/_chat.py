@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.agent import Agent
+from toolwire.cli._mcp import STANDARD_NAMES, mcp_servers, mcp_tools
 from toolwire.cli._output import EventView
 from toolwire.cli._run import drive
 from toolwire.cli._settings import Settings
@@ -38,8 +39,8 @@ def chat_command(settings: Settings, args: argparse.Namespace) -> int:
         console.print(Text(model.banner, style="bold magenta"))
         console.print(Text(_HELP, style="dim"))
         view = EventView(console, live_text=True)
-        agent = build_agent(model, settings, _reviewer(settings, console, view))
-        with Loop(model.client) as loop:
+        with Loop(model.client) as loop, mcp_tools(mcp_servers(settings), loop, STANDARD_NAMES) as extra:
+            agent = build_agent(model, settings, _reviewer(settings, console, view), extra)
             _converse(agent, loop, console, view)
     return 0
 

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.agent import Agent, RunFinished, RunResult, ToolFinished, ToolRejected, ToolStarted
+from toolwire.cli._mcp import STANDARD_NAMES, mcp_servers, mcp_tools
 from toolwire.cli._output import EventView, print_json
 from toolwire.cli._settings import Settings, UsageError
 from toolwire.cli._setup import build_agent, open_model
@@ -36,8 +37,8 @@ def run_command(settings: Settings, args: argparse.Namespace) -> int:
     with open_model(settings) as model:
         if model.report is not None:  # the offline model always says what it is; real runs keep stderr for events
             err.print(Text(model.banner, style="bold magenta"))
-        agent = build_agent(model, settings, _reviewer(settings, err))
-        with Loop(model.client) as loop:
+        with Loop(model.client) as loop, mcp_tools(mcp_servers(settings), loop, STANDARD_NAMES) as extra:
+            agent = build_agent(model, settings, _reviewer(settings, err), extra)
             view = EventView(err, live_text=False)
             result = loop.run(agent.run(prompt) if args.no_stream else drive(agent, prompt, view))
             if args.no_stream:

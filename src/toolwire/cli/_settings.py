@@ -9,12 +9,13 @@ sets that whole section aside (its model and URL belong to the other provider). 
 from __future__ import annotations
 
 import argparse
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toolwire.client import PROVIDERS
-from toolwire.config import Config, ProviderSettings, ToolMode
+from toolwire.config import Config, McpServerSettings, ProviderSettings, ToolMode
 
 __all__ = ["COPILOT", "DEFAULT_PROVIDER", "SCRIPTED_PROVIDERS", "Settings", "UsageError", "known_providers", "resolve"]
 
@@ -55,6 +56,7 @@ class Settings:
     copilot_byok: str | None = None
     copilot_wire_api: str | None = None
     copilot_record: Path | None = None
+    mcp_servers: tuple[McpServerSettings, ...] = ()
 
 
 def known_providers() -> list[str]:
@@ -81,8 +83,23 @@ def resolve(args: argparse.Namespace, config: Config) -> Settings:
         system_prompt=agent.system_prompt,
         yes=bool(args.yes),
         config_path=config.path,
+        mcp_servers=(*config.mcp, *_mcp_flags(args)),
         **_copilot(args, section, name),
     )
+
+
+def _mcp_flags(args: argparse.Namespace) -> list[McpServerSettings]:
+    """The servers of the `--mcp "COMMAND ARGS"` flags (after the settings file's `[[mcp]]` tables)."""
+    servers: list[McpServerSettings] = []
+    for text in getattr(args, "mcp", None) or []:
+        try:
+            words = shlex.split(text)
+        except ValueError as exc:
+            raise UsageError(f"--mcp {text!r} is not a command line: {exc}.") from None
+        if not words:
+            raise UsageError('--mcp needs a command, e.g. --mcp "npx -y @modelcontextprotocol/server-everything".')
+        servers.append(McpServerSettings(command=words[0], args=tuple(words[1:])))
+    return servers
 
 
 def _copilot(args: argparse.Namespace, section: ProviderSettings, name: str) -> dict[str, Any]:

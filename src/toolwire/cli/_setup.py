@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -17,7 +17,7 @@ from toolwire.client import PROVIDERS, BaseClient, connect_http
 from toolwire.errors import AuthenticationError
 from toolwire.reviewers import Reviewer
 from toolwire.stdtools import ROOT, standard_tools
-from toolwire.tools import ToolContext
+from toolwire.tools import Tool, ToolContext
 
 __all__ = ["Model", "build_agent", "open_model"]
 
@@ -104,11 +104,11 @@ def _connect_copilot(settings: Settings, key: str | None) -> BaseClient:
     return connect(f"copilot:{settings.model}", **options)
 
 
-def build_agent(model: Model, settings: Settings, reviewer: Reviewer | None) -> Agent:
-    """The agent over the standard tools, rooted in the model's folder."""
+def build_agent(model: Model, settings: Settings, reviewer: Reviewer | None, tools: Sequence[Tool] = ()) -> Agent:
+    """The agent over the standard tools (and `tools`, e.g. MCP servers'), rooted in the model's folder."""
     return Agent(
         model.client,
-        standard_tools(),
+        [*standard_tools(), *tools],
         system=settings.system_prompt or _SYSTEM.format(root=model.root),
         max_tool_turns=settings.max_tool_turns,
         reviewer=reviewer,

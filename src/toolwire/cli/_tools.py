@@ -1,6 +1,7 @@
 """`toolwire tools`: the tools as one provider's codec sends them, and the text-mode prompt.
 
-Never talks to a server: it builds a client only to use its exact codec (and server profile).
+Never talks to a model server: it builds a client only to use its exact codec (and server
+profile). MCP servers (`--mcp`, `[[mcp]]`) are started just long enough to list their tools.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from rich.console import Console
 
 from toolwire.cache import cache_tools
+from toolwire.cli._mcp import STANDARD_NAMES, describe_tools, listed_tools, mcp_servers
 from toolwire.cli._output import print_json
 from toolwire.cli._settings import SCRIPTED_PROVIDERS, Settings
 from toolwire.client import PROVIDERS, Client, connect_http
@@ -25,7 +27,8 @@ __all__ = ["tools_command"]
 def tools_command(settings: Settings, args: argparse.Namespace) -> int:
     """Print the standard tools as the provider's codec sends them, and the text-mode prompt."""
     tools = [*standard_tools(), *(cache_tools() if settings.output_budget_chars else [])]
-    definitions = [t.definition for t in tools]
+    remote = listed_tools(mcp_servers(settings), STANDARD_NAMES)
+    definitions = [t.definition for t in [*tools, *remote]]
     client = _offline_client(settings)
     with_tools = client.codec.encode_request(client.build_request("", tools=definitions))
     without = client.codec.encode_request(client.build_request(""))
@@ -33,13 +36,17 @@ def tools_command(settings: Settings, args: argparse.Namespace) -> int:
     prompt = render_tool_prompt(definitions)
     codec = client.codec.name
     if args.json:
-        print_json(Console(), {"provider": settings.provider, "codec": codec, "request": part, "prompt": prompt})
+        listing = {"provider": settings.provider, "codec": codec, "request": part, "prompt": prompt}
+        print_json(Console(), listing | ({"mcp": describe_tools(remote)} if remote else {}))
         return 0
     out = sys.stdout
     out.write(f"# The tools as the {codec} codec sends them to {settings.provider} (request body keys)\n")
     out.write(json.dumps(part, indent=2, ensure_ascii=False) + "\n\n")
     out.write("# The fallback prompt (tool mode text): added to the system prompt instead of sending tools\n")
     out.write(prompt.rstrip("\n") + "\n")
+    if remote:
+        out.write("\n# Tools from MCP servers (risk: low = read-only, runs without review; high = reviewed)\n")
+        out.writelines(f"{t['name']}  {t['risk']}  {t['description']}\n" for t in describe_tools(remote))
     return 0
 
 

@@ -1,0 +1,78 @@
+"""MCP tools (issue 13): what a call through `toolwire.mcp` costs, against the same tool in process.
+
+    .venv/bin/python bench/mcp_calls.py [--calls 300]
+
+Prints, for `toolwire mcp-server` over stdio (served by this checkout, its `glob` tool) and the
+npm reference `server-everything` (`echo`, when `make mcp-servers` installed it): the time to
+start and list the tools, the median and p95 of one call, and calls/s with 10 at once; then the
+same `glob` called in process. Figures, not assertions: the checks live in tests/mcp.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from toolwire.mcp import MCPServer
+from toolwire.stdtools import ROOT, glob
+from toolwire.tools import Tool, ToolContext
+
+NPM_BIN = Path(__file__).resolve().parents[1] / ".cache" / "mcp-servers" / "node_modules" / ".bin"
+
+
+async def measure(tool: Tool, arguments: dict[str, Any], calls: int, ctx: ToolContext | None = None) -> str:
+    one: list[float] = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        result = await tool.execute_raw(arguments, ctx)
+        one.append(time.perf_counter() - start)
+        assert result.kind != "error", result.value
+    start = time.perf_counter()
+    for _ in range(calls // 10):
+        await asyncio.gather(*(tool.execute_raw(arguments, ctx) for _ in range(10)))
+    rate = (calls // 10 * 10) / (time.perf_counter() - start)
+    p95 = statistics.quantiles(one, n=20)[-1]
+    return f"median {statistics.median(one) * 1e3:7.3f} ms  p95 {p95 * 1e3:7.3f} ms  {rate:8.0f} calls/s (10 at once)"
+
+
+async def remote(label: str, server: MCPServer, name: str, arguments: dict[str, Any], calls: int) -> None:
+    start = time.perf_counter()
+    async with server:
+        opened = time.perf_counter() - start
+        tool = next(t for t in server.tools if t.name == name)
+        print(f"{label:<34} start+list {opened * 1e3:7.0f} ms  {await measure(tool, arguments, calls)}")
+
+
+async def main(calls: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        for i in range(20):
+            Path(folder, f"f{i}.txt").write_text("x")
+        command = [sys.executable, "-m", "toolwire.cli", "mcp-server", "--root", folder]
+        await remote(
+            "toolwire mcp-server (stdio) glob",
+            MCPServer.stdio(command[0], command[1:]),
+            "glob",
+            {"pattern": "*.txt"},
+            calls,
+        )
+        everything = NPM_BIN / "mcp-server-everything"
+        if everything.exists():
+            server = MCPServer.stdio(str(everything))
+            await remote("npm server-everything (stdio) echo", server, "echo", {"message": "hi"}, calls)
+        else:
+            print("npm server-everything: not installed (make mcp-servers)")
+        ctx = ToolContext(deps={ROOT.id: Path(folder)})
+        local = await measure(glob, {"pattern": "*.txt"}, calls, ctx)
+        print(f"{'glob in process':<34} {'':>21}  {local}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300)
+    asyncio.run(main(parser.parse_args().calls))

@@ -1,0 +1,36 @@
+"""Tools from Model Context Protocol servers, and toolwire's standard tools served as one (SPEC §7).
+
+```python
+from toolwire.mcp import MCPServer
+
+async with MCPServer.stdio("npx", ["-y", "@modelcontextprotocol/server-filesystem", "."]) as fs:
+    result = await Agent(client, fs.tools, reviewer=ConsoleReviewer()).run("summarize README.md")
+```
+
+`server.tools` are ordinary `Tool`s: read-only ones (`readOnlyHint: true`) are low risk and run
+concurrently, all others go through the agent's reviewer. `open_servers` opens several at once
+and prefixes clashing names with the server's name (`fs__read_file`). `serve_stdio` and
+`serve_http` (the `toolwire mcp-server` command) offer the standard tools to any MCP client.
+Built on the official `mcp` SDK (`pip install 'toolwire[mcp]'`), loaded only when this package is.
+"""
+
+from __future__ import annotations
+
+try:
+    import mcp as _sdk  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("toolwire.mcp needs the official MCP SDK: pip install 'toolwire[mcp]'.") from exc
+
+from toolwire.mcp._client import DEFAULT_CALL_TIMEOUT, MCPServer, MCPServerError
+from toolwire.mcp._group import MCPServers, open_servers
+from toolwire.mcp._mapping import result_value, tool_risk
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "MCPServer",
+    "MCPServerError",
+    "MCPServers",
+    "open_servers",
+    "result_value",
+    "tool_risk",
+]
