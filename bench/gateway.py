@@ -100,7 +100,12 @@ def targets(up: int, tw: int, ll: int | None) -> list[Target]:
         rows.append(Target("litellm openai→openai", ll, "/v1/chat/completions", openai_body, b"[DONE]", OPENAI_HEADERS))
     rows.append(Target("toolwire anthropic→openai", tw, "/v1/messages", anthropic_body, b"message_stop", ANTHROPIC_HEADERS))
     if ll is not None:
-        rows.append(Target("litellm anthropic→openai", ll, "/v1/messages", anthropic_body, b"message_stop", ANTHROPIC_HEADERS))
+        rows.append(
+            Target(
+                "litellm anthropic→openai", ll, "/v1/messages", anthropic_body, b"message_stop", ANTHROPIC_HEADERS,
+                "bench-vllm-model",
+            )
+        )
     return rows
 
 
@@ -156,7 +161,7 @@ async def many_streams(t: Target, n: int, proc: gw_procs.Proc | None, slow_port:
     if proc is not None:
         t.streams["rss_before"] = proc.memory_mb("VmRSS")
         proc.reset_peak()
-    body = t.body("bench-slow" if proc is not None else "up-model", True)
+    body = t.body(t.model.replace("-model", "-slow") if proc is not None else "up-model", True)
     ok = 0
     errors: list[str] = []
 

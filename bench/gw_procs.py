@@ -22,6 +22,7 @@ ROOT = BENCH.parent
 LITELLM = BENCH / ".litellm-venv" / "bin" / "litellm"
 KEY_ENV = "BENCH_UPSTREAM_KEY"
 DIRECT_NAME = "direct upstream"
+CLIENT_KEY = "sk-bench-client"  # both gateways check it: toolwire's gateway key, LiteLLM's master key
 
 TOOLWIRE_TOML = """\
 [[route]]
@@ -47,6 +48,18 @@ model_list:
   - model_name: bench-slow
     litellm_params:
       model: openai/up-model
+      api_base: http://127.0.0.1:{slow}/v1
+      api_key: os.environ/{key}
+  # LiteLLM's /v1/messages sends `openai/` models to the Responses API (BerriAI/litellm#37088);
+  # an OpenAI-chat upstream is reached from there as `hosted_vllm/`.
+  - model_name: bench-vllm-model
+    litellm_params:
+      model: hosted_vllm/up-model
+      api_base: http://127.0.0.1:{fast}/v1
+      api_key: os.environ/{key}
+  - model_name: bench-vllm-slow
+    litellm_params:
+      model: hosted_vllm/up-model
       api_base: http://127.0.0.1:{slow}/v1
       api_key: os.environ/{key}
 """
@@ -146,8 +159,7 @@ def start_toolwire(logs: Path, fast: int, slow: int) -> Proc:
     config.write_text(TOOLWIRE_TOML.format(fast=fast, slow=slow, key=KEY_ENV))
     port = free_port()
     command = [sys.executable, "-m", "toolwire.cli", "serve", "--config", str(config), "--port", str(port)]
-    env = _env()
-    env.pop("TOOLWIRE_GATEWAY_KEYS", None)
+    env = _env() | {"TOOLWIRE_GATEWAY_KEYS": CLIENT_KEY}
     proc = Proc("toolwire", command, port, logs, env)
     proc.wait_ready("/health")
     return proc
@@ -161,8 +173,8 @@ def start_litellm(logs: Path, fast: int, slow: int) -> Proc | str:
     config.write_text(LITELLM_YAML.format(fast=fast, slow=slow, key=KEY_ENV))
     port = free_port()
     command = [str(LITELLM), "--config", str(config), "--port", str(port), "--num_workers", "1"]
-    env = _env() | {"LITELLM_TELEMETRY": "False", "NO_DOCS": "True"}
-    for name in ("DATABASE_URL", "LITELLM_MASTER_KEY", "OPENAI_API_KEY"):
+    env = _env() | {"LITELLM_TELEMETRY": "False", "NO_DOCS": "True", "LITELLM_MASTER_KEY": CLIENT_KEY}
+    for name in ("DATABASE_URL", "OPENAI_API_KEY"):
         env.pop(name, None)
     proc = Proc("litellm", command, port, logs, env)
     try:

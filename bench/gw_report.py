@@ -45,7 +45,7 @@ def latency_table(rows: list[Any], attr: str) -> tuple[str, dict[str, dict[str, 
     for t in rows:
         f = figures.get(t.name)
         if f is None:
-            out.append([t.name, "n/a", "", "", "", "", t.note[:120]])
+            out.append([t.name, "n/a (see below)", "", "", "", "", ""])
             continue
         peer = lite.get(t.name) if t.name.startswith("toolwire") else None
         ratio = f"{peer / f['added_p50']:.1f}×" if peer and f.get("added_p50", 0) > 0 else ""
@@ -61,7 +61,7 @@ def throughput_table(rows: list[Any]) -> tuple[str, dict[str, float]]:
     out = []
     for t in rows:
         if t.name not in rps:
-            out.append([t.name, "n/a", str(t.errors), "", t.note[:120]])
+            out.append([t.name, "n/a (see below)", str(t.errors), "", ""])
             continue
         peer = rps.get(t.name.replace("toolwire", "litellm")) if t.name.startswith("toolwire") else None
         ratio = f"{rps[t.name] / peer:.1f}×" if peer else ""
