@@ -199,7 +199,7 @@ class _ExchangeResponse:
         if self.debug:
             logger.debug("reply body: %s", body.decode("utf-8", "replace"))
         self.status = start.status
-        headers = _raw(start.headers) + [(b"content-length", str(len(body)).encode())]
+        headers = [*_raw(start.headers), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": start.status, "headers": headers})
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
