@@ -121,17 +121,25 @@ async def sequential(rows: list[Target], n: int, stream: bool, rounds: int = 20)
             if not t.check(await conns[t.name].request(t.path, t.body(t.model, stream), t.headers), stream):
                 live.remove(t)
                 break
+    for conn in conns.values():
+        conn.close()
     for _ in range(rounds):
         for t in live:
-            conn, body = conns[t.name], t.body(t.model, stream)
+            # a fresh connection per slice: servers close keep-alive connections idle for 5 s
+            conn, body = await Conn(t.port).open(), t.body(t.model, stream)
             for _ in range(n // rounds):
                 begun = time.perf_counter()
-                reply = await conn.request(t.path, body, t.headers)
+                try:
+                    reply = await conn.request(t.path, body, t.headers)
+                except (OSError, asyncio.IncompleteReadError) as exc:
+                    t.errors += 1
+                    t.note = t.note or f"{type(exc).__name__}: {exc}"
+                    conn.close()
+                    continue
                 took = time.perf_counter() - begun
                 if t.check(reply, stream):
                     (t.first_byte if stream else t.latency).append(reply.first_byte if stream else took)
-    for conn in conns.values():
-        conn.close()
+            conn.close()
 
 
 async def throughput(t: Target, clients: int, seconds: float) -> float:
@@ -209,8 +217,13 @@ async def _stats(port: int) -> dict[str, int]:
 def _versions() -> str:
     import importlib.metadata as meta
 
-    mine = {p: meta.version(p) for p in ("toolwire", "starlette", "uvicorn", "httpx2")}
-    listed = ", ".join(f"{k} {v}" for k, v in mine.items())
+    def version(name: str) -> str:
+        try:
+            return meta.version(name)
+        except meta.PackageNotFoundError:
+            return "not installed"
+
+    listed = ", ".join(f"{p} {version(p)}" for p in ("toolwire", "starlette", "uvicorn", "uvloop", "httptools", "httpx2"))
     return (
         f"Python {platform.python_version()} on {platform.machine()}, {len(__import__('os').sched_getaffinity(0))} CPUs. "
         f"{listed}, litellm {gw_procs.litellm_version()}."
