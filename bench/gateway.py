@@ -20,8 +20,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import gw_procs  # noqa: E402
-from gw_wire import Conn, Reply  # noqa: E402
+import gw_procs
+from gw_wire import Conn, Reply
 
 _TOOL = {
     "name": "get_weather",
@@ -98,11 +98,18 @@ def targets(up: int, tw: int, ll: int | None) -> list[Target]:
     ]
     if ll is not None:
         rows.append(Target("litellm openai→openai", ll, "/v1/chat/completions", openai_body, b"[DONE]", OPENAI_HEADERS))
-    rows.append(Target("toolwire anthropic→openai", tw, "/v1/messages", anthropic_body, b"message_stop", ANTHROPIC_HEADERS))
+    rows.append(
+        Target("toolwire anthropic→openai", tw, "/v1/messages", anthropic_body, b"message_stop", ANTHROPIC_HEADERS)
+    )
     if ll is not None:
         rows.append(
             Target(
-                "litellm anthropic→openai", ll, "/v1/messages", anthropic_body, b"message_stop", ANTHROPIC_HEADERS,
+                "litellm anthropic→openai",
+                ll,
+                "/v1/messages",
+                anthropic_body,
+                b"message_stop",
+                ANTHROPIC_HEADERS,
                 "bench-vllm-model",
             )
         )
@@ -182,7 +189,7 @@ async def many_streams(t: Target, n: int, proc: gw_procs.Proc | None, slow_port:
                 ok += 1
             else:
                 errors.append(f"{reply.status} {reply.body[:200]!r}")
-        except Exception as exc:  # noqa: BLE001 - every failure is counted and the first shown
+        except Exception as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
         finally:
             conn.close()
@@ -223,9 +230,11 @@ def _versions() -> str:
         except meta.PackageNotFoundError:
             return "not installed"
 
-    listed = ", ".join(f"{p} {version(p)}" for p in ("toolwire", "starlette", "uvicorn", "uvloop", "httptools", "httpx2"))
+    listed = ", ".join(
+        f"{p} {version(p)}" for p in ("toolwire", "starlette", "uvicorn", "uvloop", "httptools", "httpx2")
+    )
     return (
-        f"Python {platform.python_version()} on {platform.machine()}, {len(__import__('os').sched_getaffinity(0))} CPUs. "
+        f"Python {platform.python_version()} on {platform.machine()}, {len(os.sched_getaffinity(0))} CPUs. "
         f"{listed}, litellm {gw_procs.litellm_version()}."
     )
 
@@ -254,12 +263,13 @@ def report(rows: list[Target], args: argparse.Namespace, elapsed: float) -> dict
     print(f"\n{_versions()} Whole run {elapsed:.0f} s.\n")
     print(f"### Added latency, non-streaming ({args.requests} sequential requests per row, one connection)\n")
     print(lat_text)
-    print("\n### Time to first byte, streaming (first SSE byte; added = gateway − upstream directly)\n")
+    print("\n### Time to first byte, streaming (first SSE byte; added = gateway \u2212 upstream directly)\n")
     print(ttfb_text)
     print(f"\n### Throughput: {args.clients} concurrent clients, non-streaming, {args.seconds:g} s per run\n")
     print(rps_text)
     if args.streams:
-        print(f"\n### {args.streams:,} concurrent streams through one worker (upstream paced: ~{args.pace_ms * (args.chunks + 4) / 1000:.1f} s per stream)\n")
+        paced = args.pace_ms * (args.chunks + 4) / 1000
+        print(f"\n### {args.streams:,} concurrent streams through one worker (upstream paced: ~{paced:.1f} s each)\n")
         print(gw_report.streams_table(rows))
     print("\n### Targets\n")
     print(gw_report.targets_table(lat, ttfb, rps, rows))

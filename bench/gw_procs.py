@@ -8,7 +8,6 @@ test, so the peak is that test's own.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -196,7 +195,3 @@ def litellm_version() -> str:
         check=False,
     )
     return out.stdout.strip() or "unknown"
-
-
-def has(program: str) -> bool:
-    return shutil.which(program) is not None

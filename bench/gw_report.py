@@ -19,7 +19,7 @@ def _ms(seconds: float | None) -> str:
 
 def table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
+    line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"  # noqa: E731
     return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
@@ -48,9 +48,17 @@ def latency_table(rows: list[Any], attr: str) -> tuple[str, dict[str, dict[str, 
             out.append([t.name, "n/a (see below)", "", "", "", "", ""])
             continue
         peer = lite.get(t.name) if t.name.startswith("toolwire") else None
-        ratio = f"{peer / f['added_p50']:.1f}×" if peer and f.get("added_p50", 0) > 0 else ""
+        ratio = f"{peer / f['added_p50']:.1f}\u00d7" if peer and f.get("added_p50", 0) > 0 else ""
         out.append(
-            [t.name, _ms(f["p50"]), _ms(f["p99"]), _ms(f.get("added_p50")), _ms(f.get("added_p99")), ratio, str(int(f["n"]))]
+            [
+                t.name,
+                _ms(f["p50"]),
+                _ms(f["p99"]),
+                _ms(f.get("added_p50")),
+                _ms(f.get("added_p99")),
+                ratio,
+                str(int(f["n"])),
+            ]
         )
     header = ["row", "p50 ms", "p99 ms", "added p50 ms", "added p99 ms", "litellm ÷ toolwire (added p50)", "n"]
     return table(header, out), figures
@@ -64,10 +72,10 @@ def throughput_table(rows: list[Any]) -> tuple[str, dict[str, float]]:
             out.append([t.name, "n/a (see below)", str(t.errors), "", ""])
             continue
         peer = rps.get(t.name.replace("toolwire", "litellm")) if t.name.startswith("toolwire") else None
-        ratio = f"{rps[t.name] / peer:.1f}×" if peer else ""
+        ratio = f"{rps[t.name] / peer:.1f}\u00d7" if peer else ""
         runs = ", ".join(f"{r:,.0f}" for r in t.rps)
         out.append([t.name, f"{rps[t.name]:,.0f}", str(t.errors), ratio, runs])
-    return table(["row", "req/s (median)", "errors", "× litellm", "runs"], out), rps
+    return table(["row", "req/s (median)", "errors", "\u00d7 litellm", "runs"], out), rps
 
 
 def streams_table(rows: list[Any]) -> str:
@@ -78,9 +86,25 @@ def streams_table(rows: list[Any]) -> str:
             continue
         rss = f"{s['rss_before']:.0f} → {s['rss_peak']:.0f}" if "rss_peak" in s else ""
         out.append(
-            [t.name, str(s["ok"]), str(s["errors"]), f"{s['wall']:.2f}", str(s["upstream_peak"]), rss, str(s.get("first_error", ""))[:120]]
+            [
+                t.name,
+                str(s["ok"]),
+                str(s["errors"]),
+                f"{s['wall']:.2f}",
+                str(s["upstream_peak"]),
+                rss,
+                str(s.get("first_error", ""))[:120],
+            ]
         )
-    header = ["row", "ok", "errors", "wall s", "upstream streams open at once (peak)", "gateway RSS MB (before → peak)", "first error"]
+    header = [
+        "row",
+        "ok",
+        "errors",
+        "wall s",
+        "upstream streams open at once (peak)",
+        "gateway RSS MB (before → peak)",
+        "first error",
+    ]
     return table(header, out)
 
 
@@ -91,13 +115,33 @@ def targets_table(lat: dict[str, Any], ttfb: dict[str, Any], rps: dict[str, floa
     items = []
     for name in ("toolwire openai→openai", "toolwire anthropic→openai"):
         added = lat.get(name, {}).get("added_p50")
-        items.append([f"{name}: added p50 ≤ 1 ms", _ms(added) + " ms", verdict(added, added is not None and added <= 0.001)])
+        items.append(
+            [f"{name}: added p50 ≤ 1 ms", _ms(added) + " ms", verdict(added, added is not None and added <= 0.001)]
+        )
         first = ttfb.get(name, {}).get("added_p50")
-        items.append([f"{name}: first byte ≤ 1 ms after the upstream's", _ms(first) + " ms", verdict(first, first is not None and first <= 0.001)])
+        items.append(
+            [
+                f"{name}: first byte ≤ 1 ms after the upstream's",
+                _ms(first) + " ms",
+                verdict(first, first is not None and first <= 0.001),
+            ]
+        )
         peer = rps.get(name.replace("toolwire", "litellm"))
         ratio = rps[name] / peer if peer and name in rps else None
-        items.append([f"{name}: ≥ 5× LiteLLM's req/s", "n/a" if ratio is None else f"{ratio:.1f}×", verdict(ratio, ratio is not None and ratio >= 5)])
+        items.append(
+            [
+                f"{name}: ≥ 5\u00d7 LiteLLM's req/s",
+                "n/a" if ratio is None else f"{ratio:.1f}\u00d7",
+                verdict(ratio, ratio is not None and ratio >= 5),
+            ]
+        )
     for t in rows:
         if t.streams and t.name.startswith("toolwire"):
-            items.append([f"{t.name}: {t.streams['ok'] + t.streams['errors']} streams, 0 errors", f"{t.streams['errors']} errors", verdict(1, t.streams["errors"] == 0)])
+            items.append(
+                [
+                    f"{t.name}: {t.streams['ok'] + t.streams['errors']} streams, 0 errors",
+                    f"{t.streams['errors']} errors",
+                    verdict(1, t.streams["errors"] == 0),
+                ]
+            )
     return table(["target", "measured", "met"], items)

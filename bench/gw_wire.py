@@ -20,7 +20,11 @@ import time
 from dataclasses import dataclass
 
 _STREAM = re.compile(rb'"stream"\s*:\s*true')
-_CALL = {"id": "call_bench_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+_CALL = {
+    "id": "call_bench_1",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+}
 _USAGE = {"prompt_tokens": 120, "completion_tokens": 18, "total_tokens": 138}
 
 
