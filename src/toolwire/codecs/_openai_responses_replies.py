@@ -38,7 +38,7 @@ __all__ = [
     "decode_response",
     "encode_parts",
     "encode_response",
-    "encode_stream",
+    "namespaced",
     "warned",
 ]
 
@@ -160,6 +160,9 @@ def _encode_call(call: ToolCall, seed: str | None, position: int) -> dict[str, A
         "name": call.name,
         "arguments": dumps(call.arguments),
     }
+    namespace = _own(call.metadata).get("namespace")
+    if isinstance(namespace, str) and call.name.startswith(prefix := namespaced(namespace, "")):
+        item.update(name=call.name.removeprefix(prefix), namespace=namespace)
     item_id = _own(call.metadata).get("item_id")
     if item_id is None and seed is not None:
         item_id = derived_call_id(seed, position, "fc_")
@@ -286,12 +289,29 @@ def decode_message(item: dict[str, Any]) -> list[TextPart]:
     return [TextPart(text=e[0], metadata=_text_metadata(item, e[1])) for e in entries if e is not None]
 
 
+def namespaced(namespace: str | None, name: str) -> str:
+    """The neutral name of a function in a `namespace` tool: `crm` + `lookup` is `crm__lookup`.
+
+    Function calls name such a function by `name` and `namespace` apart (openai-python
+    `ResponseFunctionToolCall.namespace`); other providers know one flat name, and `__` is the
+    separator Codex has long used for MCP tools (`mcp__server__tool`).
+    """
+    return f"{namespace}__{name}" if namespace else name
+
+
 def decode_call(item: dict[str, Any], seed: str, index: int) -> ToolCall:
     arguments, metadata = parse_arguments(item.get("arguments"))
+    own: dict[str, Any] = {}
     if isinstance(item.get("id"), str):
-        metadata[NAME] = {"item_id": item["id"]}
+        own["item_id"] = item["id"]
+    namespace = as_str(item.get("namespace"))
+    if namespace:
+        own["namespace"] = namespace
+    if own:
+        metadata[NAME] = own
     call_id = as_str(item.get("call_id")) or as_str(item.get("id")) or derived_call_id(seed, index)
-    return ToolCall(id=call_id, name=str(item.get("name", "")), arguments=arguments, metadata=metadata)
+    name = namespaced(namespace, str(item.get("name", "")))
+    return ToolCall(id=call_id, name=name, arguments=arguments, metadata=metadata)
 
 
 def _stop_reason(status: Any, incomplete: Any, has_calls: bool) -> tuple[StopReason, str | None]:
@@ -581,72 +601,3 @@ def _encode_usage(usage: Usage | None) -> dict[str, Any] | None:
         "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens or 0},
         "total_tokens": inputs + outputs,
     }
-
-
-def _chunks(text: str, pieces: int = 3) -> list[str]:
-    size = max(1, -(-len(text) // pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def encode_stream(response: Response) -> list[dict[str, Any]]:
-    final = encode_response(response)
-    start = {**final, "status": "in_progress", "output": [], "usage": None, "incomplete_details": None, "error": None}
-    events: list[dict[str, Any]] = [
-        {"type": "response.created", "response": start},
-        {"type": "response.in_progress", "response": start},
-    ]
-    for index, item in enumerate(final["output"]):
-        events.extend(_stream_item(item, index))
-    terminal = {"completed": "response.completed", "failed": "response.failed"}.get(final["status"])
-    events.append({"type": terminal or "response.incomplete", "response": final})
-    return [{**event, "sequence_number": number} for number, event in enumerate(events)]
-
-
-def _stream_item(item: dict[str, Any], index: int) -> list[dict[str, Any]]:
-    where = {"item_id": item["id"], "output_index": index}
-    if item["type"] == "function_call":
-        added = {**item, "arguments": "", "status": "in_progress"}
-        body = [
-            {"type": "response.function_call_arguments.delta", **where, "delta": piece}
-            for piece in _chunks(item["arguments"])
-        ]
-        done = {"type": "response.function_call_arguments.done", **where, "name": item["name"]}
-        body.append(done | {"arguments": item["arguments"]})
-    elif item["type"] == "reasoning":
-        added = {"type": "reasoning", "id": item["id"], "summary": []}
-        body = [event for number, part in enumerate(item["summary"]) for event in _stream_summary(where, number, part)]
-    else:
-        added = {**item, "content": [], "status": "in_progress"}
-        body = [event for number, part in enumerate(item["content"]) for event in _stream_content(where, number, part)]
-    return [
-        {"type": "response.output_item.added", "output_index": index, "item": added},
-        *body,
-        {"type": "response.output_item.done", "output_index": index, "item": item},
-    ]
-
-
-def _stream_summary(where: dict[str, Any], number: int, part: dict[str, Any]) -> list[dict[str, Any]]:
-    at = {**where, "summary_index": number}
-    return [
-        {"type": "response.reasoning_summary_part.added", **at, "part": {"type": "summary_text", "text": ""}},
-        *({"type": "response.reasoning_summary_text.delta", **at, "delta": p} for p in _chunks(part["text"])),
-        {"type": "response.reasoning_summary_text.done", **at, "text": part["text"]},
-        {"type": "response.reasoning_summary_part.done", **at, "part": part},
-    ]
-
-
-def _stream_content(where: dict[str, Any], number: int, part: dict[str, Any]) -> list[dict[str, Any]]:
-    at = {**where, "content_index": number}
-    extra: dict[str, Any]
-    if part["type"] == "refusal":
-        text, empty, kind, extra = part["refusal"], {"type": "refusal", "refusal": ""}, "response.refusal", {}
-        done = {"type": "response.refusal.done", **at, "refusal": text}
-    else:
-        text, empty, kind, extra = part["text"], {**part, "text": ""}, "response.output_text", {"logprobs": []}
-        done = {"type": "response.output_text.done", **at, "text": text, **extra}
-    return [
-        {"type": "response.content_part.added", **at, "part": empty},
-        *({"type": f"{kind}.delta", **at, "delta": p, **extra} for p in _chunks(text)),
-        done,
-        {"type": "response.content_part.done", **at, "part": part},
-    ]
