@@ -296,8 +296,8 @@ def main() -> int:
         logs = Path(tmp)
         procs: dict[str, gw_procs.Proc] = {}
         try:
-            fast = gw_procs.start_upstream("upstream", logs, 0, 10)
-            slow = gw_procs.start_upstream("upstream-paced", logs, args.pace_ms, args.chunks)
+            fast = procs["upstream"] = gw_procs.start_upstream("upstream", logs, 0, 10)
+            slow = procs["upstream-paced"] = gw_procs.start_upstream("upstream-paced", logs, args.pace_ms, args.chunks)
             procs["toolwire"] = gw_procs.start_toolwire(logs, fast.port, slow.port)
             lite = "n/a: --no-litellm" if args.no_litellm else gw_procs.start_litellm(logs, fast.port, slow.port)
             if isinstance(lite, str):
@@ -307,7 +307,7 @@ def main() -> int:
             rows = targets(fast.port, procs["toolwire"].port, procs["litellm"].port if "litellm" in procs else None)
             asyncio.run(measure(args, rows, procs, slow.port))
         finally:
-            for proc in [*procs.values(), *(p for p in (locals().get("fast"), locals().get("slow")) if p)]:
+            for proc in procs.values():
                 proc.stop()
         figures = report(rows, args, time.perf_counter() - begun)
     if args.json:
