@@ -289,6 +289,7 @@ def main() -> int:
     parser.add_argument("--pace-ms", type=float, default=50.0, help="gap between the paced upstream's chunks")
     parser.add_argument("--chunks", type=int, default=20, help="text chunks per paced stream")
     parser.add_argument("--no-litellm", action="store_true", help="measure toolwire alone")
+    parser.add_argument("--workers", type=int, default=1, help="toolwire serve --workers N (scaling out on one host)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
     begun = time.perf_counter()
@@ -298,7 +299,7 @@ def main() -> int:
         try:
             fast = procs["upstream"] = gw_procs.start_upstream("upstream", logs, 0, 10)
             slow = procs["upstream-paced"] = gw_procs.start_upstream("upstream-paced", logs, args.pace_ms, args.chunks)
-            procs["toolwire"] = gw_procs.start_toolwire(logs, fast.port, slow.port)
+            procs["toolwire"] = gw_procs.start_toolwire(logs, fast.port, slow.port, args.workers)
             lite = "n/a: --no-litellm" if args.no_litellm else gw_procs.start_litellm(logs, fast.port, slow.port)
             if isinstance(lite, str):
                 print(f"litellm: {lite}", file=sys.stderr)

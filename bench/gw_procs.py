@@ -153,11 +153,12 @@ def _env() -> dict[str, str]:
     return dict(os.environ, **{KEY_ENV: "sk-bench-upstream"})
 
 
-def start_toolwire(logs: Path, fast: int, slow: int) -> Proc:
+def start_toolwire(logs: Path, fast: int, slow: int, workers: int = 1) -> Proc:
     config = logs / "toolwire.toml"
     config.write_text(TOOLWIRE_TOML.format(fast=fast, slow=slow, key=KEY_ENV))
     port = free_port()
     command = [sys.executable, "-m", "toolwire.cli", "serve", "--config", str(config), "--port", str(port)]
+    command += ["--workers", str(workers)] if workers > 1 else []
     env = _env() | {"TOOLWIRE_GATEWAY_KEYS": CLIENT_KEY}
     proc = Proc("toolwire", command, port, logs, env)
     proc.wait_ready("/health")
