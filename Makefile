@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint bench fuzz clean copilot-cli mcp-servers
+.PHONY: demo test lint bench bench-gateway fuzz clean copilot-cli mcp-servers
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +12,7 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.base
-	$(PY) -m pip install -q -e '.[dev,cli,mcp]'
+	$(PY) -m pip install -q -e ''.[dev,cli,serve,mcp]'
 	$(PY) -m pip install -q -e '.[ray]' || echo "Ray could not be installed here: the Ray batch tests will skip"
 	touch $@
 
@@ -43,6 +43,12 @@ fuzz: $(VENV)/.dev
 bench:
 	PYTHON=$(PYTHON) bash bench/setup_peers.sh
 	bench/.venv-peers/bin/python bench/run.py
+
+# The gateway (toolwire serve) against LiteLLM's proxy; LiteLLM lives in bench/.litellm-venv only.
+bench-gateway: $(VENV)/.dev
+	$(PY) -m pip install -q -e '.[serve]'
+	PYTHON=$(PYTHON) bash bench/setup_litellm.sh
+	$(PY) bench/gateway.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -60,7 +60,15 @@ _STOP = object()
 
 # Options every client accepts; the rest are per provider (`Provider.options`).
 _PARAM_OPTIONS = ("max_tokens", "temperature", "parallel_tool_calls", "extra")
-_CLIENT_OPTIONS = ("retry_base_delay", "retry_max_delay", "headers", "access_token", "deadline", *_PARAM_OPTIONS)
+_CLIENT_OPTIONS = (
+    "retry_base_delay",
+    "retry_max_delay",
+    "headers",
+    "access_token",
+    "deadline",
+    "max_connections",
+    *_PARAM_OPTIONS,
+)
 
 
 def _parse_target(target: str) -> tuple[Provider, str]:
@@ -155,6 +163,7 @@ def connect_http(
         **options: `max_tokens`, `temperature`, `parallel_tool_calls`, `extra` (defaults for every
             call), `headers` (extra HTTP headers), `retry_base_delay` / `retry_max_delay` (seconds),
             `deadline` (seconds for a whole request, retries and streaming included),
+            `max_connections` (open at once, idle ones included; `None`: no cap; default 100),
             and provider options: Vertex `project`, `location`, `access_token`.
 
     Raises:
@@ -186,6 +195,7 @@ def connect_http(
         timeout=timeout,
         retry=retry,
         deadline=float(deadline) if deadline is not None else None,
+        max_connections=options.get("max_connections", 100),
     )
     root = url.format(**values).rstrip("/")
     return Client(

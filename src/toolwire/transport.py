@@ -84,6 +84,8 @@ _HINTS: dict[type[ToolwireError], str] = {
     ProviderError: "the provider failed; retry later",
 }
 _MAX_RETRY_AFTER = 60.0  # a longer Retry-After is treated as "give up", not as a sleep
+_DRAIN_SECONDS = 0.1  # how long a finished stream may take to end its body and keep its connection
+_DRAIN_FRAMES = 8
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 """The largest SSE event or NDJSON line accepted (a whole reply with images can pass 1 MiB)."""
 
@@ -101,6 +103,22 @@ async def _capped_lines(response: httpx2.Response) -> AsyncIterator[str | None]:
             return
     if buffer:
         yield buffer.decode("utf-8", "replace")
+
+
+async def _drain(frames: AsyncIterator[Frame]) -> None:
+    """Read the little a stream sends after its end marker, so its connection goes back to the pool.
+
+    A reader stops at `[DONE]` (or `message_stop`) before the body's own end (the chunked
+    terminator); closing a half-read response closes its connection, and the next request
+    then pays a new TCP (and TLS) handshake. A server that sends more, or does not end the
+    body at once, only loses the connection, as before.
+    """
+    try:
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            for _ in range(_DRAIN_FRAMES):
+                await anext(frames)
+    except (StopAsyncIteration, builtins.TimeoutError, ToolwireError):
+        pass
 
 
 # retry policy
@@ -278,6 +296,9 @@ class HttpTransport:
         timeout: Seconds for connecting, for each read, and between two events of a stream.
         retry: The retry policy.
         deadline: Seconds for the whole request, retries and streaming included (`None`: no cap).
+        max_connections: Connections open at once to this endpoint, idle ones kept for reuse
+            included (`None`: no cap, what a gateway needs for its concurrent streams). The
+            default is httpx's: 100 open, 20 kept idle.
     """
 
     def __init__(
@@ -289,6 +310,7 @@ class HttpTransport:
         timeout: float | None = 60.0,
         retry: RetryPolicy | None = None,
         deadline: float | None = None,
+        max_connections: int | None = 100,
     ) -> None:
         import httpx2  # noqa: F401 - fail early, at client creation, when httpx2 is missing
 
@@ -298,6 +320,7 @@ class HttpTransport:
         self.timeout = timeout
         self._headers = dict(headers)
         self._secrets = tuple(s for s in secrets if s)
+        self._max_connections = max_connections
         # httpx2 pools are bound to the event loop that opened them; keep one per loop.
         self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx2.AsyncClient] = (
             weakref.WeakKeyDictionary()
@@ -317,8 +340,14 @@ class HttpTransport:
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
         if pool is None or pool.is_closed:
+            most = self._max_connections
+            limits = httpx2.Limits(max_connections=most, max_keepalive_connections=20)
             pool = httpx2.AsyncClient(
-                headers=self._headers, timeout=httpx2.Timeout(self.timeout), verify=_ssl_context(), trust_env=True
+                headers=self._headers,
+                timeout=httpx2.Timeout(self.timeout),
+                verify=_ssl_context(),
+                trust_env=True,
+                limits=limits,
             )
             self._pools[loop] = pool
         return pool
@@ -376,6 +405,7 @@ class HttpTransport:
             request_id = request_id_from(response.headers)
             reader = self._sse_frames(response) if framing == "sse" else self._ndjson_frames(response)
             yield reader, request_id
+            await _drain(reader)
 
     @asynccontextmanager
     async def forward(

@@ -160,6 +160,9 @@ def test_passthrough_keeps_unknown_fields_both_ways(
     response = http.post(gateway.url + "/v1/chat/completions", json=body)
     assert response.status_code == 200 and response.text == raw
     assert server.requests[-1].body == dict(body, model="up-openai")
+    # a whole reply goes out in one piece with its length, not chunked
+    assert response.headers["content-length"] == str(len(raw.encode()))
+    assert "transfer-encoding" not in response.headers
 
 
 def test_what_the_target_cannot_carry_is_named_in_a_header(
@@ -176,6 +179,7 @@ def test_what_the_target_cannot_carry_is_named_in_a_header(
     response = http.post(gateway.url + "/v1/messages", json=body)
     assert response.status_code == 200
     assert response.headers["x-toolwire-dropped"] == "anthropic:thinking"  # metadata.user_id became `user`
+    assert response.headers["content-length"] == str(len(response.content))
     assert "thinking" not in upstreams["openai"].requests[-1].body
 
 

@@ -236,6 +236,9 @@ class Agent:
         response, self.tool_mode = await ask_model(self.client, run.messages, self.definitions, self.tool_mode, emit)
         if run.stream:
             run.emit(Done(response))
+            # Let a `run_stream` consumer show the turn before its tools run: a reviewer writes to
+            # the terminal too, and a stream that ends without suspending would let it go first.
+            await asyncio.sleep(0)
         return response
 
     def _start(self, prompt: str | Sequence[Message]) -> list[Message]:

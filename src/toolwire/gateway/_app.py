@@ -182,16 +182,31 @@ class _ExchangeResponse:
                 await self._send_error(send, classify(exc))
                 return
             assert isinstance(start, Start)
+            if not self.ex.stream:
+                await self._whole(start, pieces, send)
+                return
             self.status = start.status
             await send({"type": "http.response.start", "status": start.status, "headers": _raw(start.headers)})
             await self._body(pieces, send)
+
+    async def _whole(self, start: Start, pieces: AsyncIterator[Start | bytes], send: Send) -> None:
+        """A whole reply: one body with its length, so no chunked framing and one write less."""
+        try:
+            body = b"".join([piece async for piece in pieces if isinstance(piece, bytes)])
+        except Exception as exc:
+            await self._send_error(send, classify(exc))
+            return
+        if self.debug:
+            logger.debug("reply body: %s", body.decode("utf-8", "replace"))
+        self.status = start.status
+        headers = [*_raw(start.headers), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": start.status, "headers": headers})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
 
     async def _body(self, pieces: AsyncIterator[Start | bytes], send: Send) -> None:
         try:
             async for piece in pieces:
                 assert isinstance(piece, bytes)
-                if self.debug and not self.ex.stream:
-                    logger.debug("reply body: %s", piece.decode("utf-8", "replace"))
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
         except Exception as exc:  # a bug after the status went out: end the stream with an error event
             error = classify(exc)

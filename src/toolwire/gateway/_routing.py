@@ -93,6 +93,10 @@ class Route:
     def client(self) -> Client:
         """The route's upstream client, built on first use.
 
+        Its pool has no cap on connections and keeps every idle one for reuse: a gateway's
+        upstream connections are bounded by its clients' anyway, and the default cap (100 open,
+        20 idle) queued streams behind each other and reconnected under load.
+
         The gateway never retries: the client that called it has its own retry policy, and an
         upstream 429 must reach it with its `Retry-After` instead of being slept on here.
         """
@@ -104,7 +108,12 @@ class Route:
                 )
             try:
                 self._client = connect_http(
-                    self.target, api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+                    self.target,
+                    api_key=key,
+                    base_url=self.base_url,
+                    timeout=self.timeout,
+                    max_retries=0,
+                    max_connections=None,  # one per request in flight: 1,000 streams need 1,000
                 )
             except (ValueError, ToolwireError) as exc:
                 raise RouteConfigError(f"Route {self.model!r} cannot reach {self.target!r}: {exc}") from None

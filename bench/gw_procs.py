@@ -1,0 +1,198 @@
+"""The processes bench/gateway.py measures: two upstreams, `toolwire serve`, LiteLLM's proxy.
+
+Each runs in its own process with one worker; their output goes to log files in a temp dir.
+Memory is read from /proc: `VmHWM` (peak resident set) is reset through `clear_refs` before a
+test, so the peak is that test's own.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+LITELLM = BENCH / ".litellm-venv" / "bin" / "litellm"
+KEY_ENV = "BENCH_UPSTREAM_KEY"
+DIRECT_NAME = "direct upstream"
+CLIENT_KEY = "sk-bench-client"  # both gateways check it: toolwire's gateway key, LiteLLM's master key
+
+TOOLWIRE_TOML = """\
+[[route]]
+model = "bench-model"
+target = "openai:up-model"
+base_url = "http://127.0.0.1:{fast}/v1"
+api_key_env = "{key}"
+
+[[route]]
+model = "bench-slow"
+target = "openai:up-model"
+base_url = "http://127.0.0.1:{slow}/v1"
+api_key_env = "{key}"
+"""
+
+LITELLM_YAML = """\
+model_list:
+  - model_name: bench-model
+    litellm_params:
+      model: openai/up-model
+      api_base: http://127.0.0.1:{fast}/v1
+      api_key: os.environ/{key}
+  - model_name: bench-slow
+    litellm_params:
+      model: openai/up-model
+      api_base: http://127.0.0.1:{slow}/v1
+      api_key: os.environ/{key}
+  # LiteLLM's /v1/messages sends `openai/` models to the Responses API (BerriAI/litellm#37088);
+  # an OpenAI-chat upstream is reached from there as `hosted_vllm/`.
+  - model_name: bench-vllm-model
+    litellm_params:
+      model: hosted_vllm/up-model
+      api_base: http://127.0.0.1:{fast}/v1
+      api_key: os.environ/{key}
+  - model_name: bench-vllm-slow
+    litellm_params:
+      model: hosted_vllm/up-model
+      api_base: http://127.0.0.1:{slow}/v1
+      api_key: os.environ/{key}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Proc:
+    """A server process on a port; `stop()` ends it (and its children) by its process group."""
+
+    def __init__(self, name: str, command: list[str], port: int, logs: Path, env: dict[str, str] | None = None):
+        self.name = name
+        self.port = port
+        self.log = logs / f"{name}.log"
+        with open(self.log, "wb") as out:
+            self.popen = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=logs, start_new_session=True
+            )
+
+    def wait_ready(self, path: str, timeout: float = 180) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.popen.poll() is not None:
+                raise RuntimeError(f"{self.name} exited ({self.popen.returncode}); see {self.log}:\n{self.tail()}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError(f"{self.name} did not answer {path} within {timeout:g}s; see {self.log}")
+
+    def tail(self, lines: int = 15) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+    def pids(self) -> list[int]:
+        """This process and its descendants (LiteLLM may serve from a child)."""
+        found = [self.popen.pid]
+        for pid in found:
+            try:
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            except OSError:
+                continue
+            found.extend(int(c) for c in children)
+        return found
+
+    def reset_peak(self) -> None:
+        for pid in self.pids():
+            try:
+                Path(f"/proc/{pid}/clear_refs").write_text("5")
+            except OSError:
+                pass
+
+    def memory_mb(self, key: str) -> float:
+        """`VmRSS` or `VmHWM` summed over the process tree, in MB."""
+        total = 0
+        for pid in self.pids():
+            try:
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith(key + ":"):
+                        total += int(line.split()[1])
+            except OSError:
+                continue
+        return total / 1024
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            os.killpg(self.popen.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait()
+
+
+def start_upstream(name: str, logs: Path, pace_ms: float, chunks: int) -> Proc:
+    port = free_port()
+    code = (
+        f"import asyncio, sys; sys.path.insert(0, {str(BENCH)!r}); import gw_wire; "
+        f"asyncio.run(gw_wire.serve_upstream({port}, {pace_ms}, {chunks}))"
+    )
+    proc = Proc(name, [sys.executable, "-c", code], port, logs)
+    proc.wait_ready("/stats", timeout=30)
+    return proc
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, **{KEY_ENV: "sk-bench-upstream"})
+
+
+def start_toolwire(logs: Path, fast: int, slow: int, workers: int = 1) -> Proc:
+    config = logs / "toolwire.toml"
+    config.write_text(TOOLWIRE_TOML.format(fast=fast, slow=slow, key=KEY_ENV))
+    port = free_port()
+    command = [sys.executable, "-m", "toolwire.cli", "serve", "--config", str(config), "--port", str(port)]
+    command += ["--workers", str(workers)] if workers > 1 else []
+    env = _env() | {"TOOLWIRE_GATEWAY_KEYS": CLIENT_KEY}
+    proc = Proc("toolwire", command, port, logs, env)
+    proc.wait_ready("/health")
+    return proc
+
+
+def start_litellm(logs: Path, fast: int, slow: int) -> Proc | str:
+    """LiteLLM's proxy with its defaults and one worker, or why it cannot run."""
+    if not LITELLM.exists():
+        return "n/a: bench/.litellm-venv is missing (run bash bench/setup_litellm.sh, or make bench-gateway)"
+    config = logs / "litellm.yaml"
+    config.write_text(LITELLM_YAML.format(fast=fast, slow=slow, key=KEY_ENV))
+    port = free_port()
+    command = [str(LITELLM), "--config", str(config), "--port", str(port), "--num_workers", "1"]
+    env = _env() | {"LITELLM_TELEMETRY": "False", "NO_DOCS": "True", "LITELLM_MASTER_KEY": CLIENT_KEY}
+    for name in ("DATABASE_URL", "OPENAI_API_KEY"):
+        env.pop(name, None)
+    proc = Proc("litellm", command, port, logs, env)
+    try:
+        proc.wait_ready("/health/liveliness", timeout=300)
+    except RuntimeError as exc:
+        proc.stop()
+        return f"n/a: {exc}"
+    return proc
+
+
+def litellm_version() -> str:
+    python = LITELLM.parent / "python"
+    if not python.exists():
+        return "not installed"
+    out = subprocess.run(
+        [str(python), "-c", "import importlib.metadata as m; print(m.version('litellm'))"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return out.stdout.strip() or "unknown"

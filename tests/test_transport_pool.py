@@ -1,0 +1,124 @@
+"""Connection reuse: a finished stream gives its connection back; the pool's size is a client option.
+
+A raw asyncio HTTP/1.1 server on loopback counts the connections it accepts, so reuse is
+observed on the wire, not in the pool's internals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from toolwire.client import connect_http
+from toolwire.types import Done
+
+_CHUNK = {
+    "id": "c1",
+    "object": "chat.completion.chunk",
+    "created": 1,
+    "model": "m",
+    "choices": [{"index": 0, "delta": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+}
+
+
+_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+def _sse(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+class _Server:
+    """Answers every POST with a chunked SSE stream ending in `[DONE]`, on keep-alive connections."""
+
+    def __init__(self, *, end_body: bool = True, gather: int = 1) -> None:
+        self.end_body = end_body  # False: the body stays open after [DONE] (a server that never ends it)
+        self.gather = gather  # answer once this many requests are open at once (or after 3 s)
+        self.connections = 0
+        self.requests = 0
+        self.open = 0
+        self.peak = 0
+        self.arrived = asyncio.Event()
+        self.server: asyncio.Server | None = None
+
+    async def _hold(self) -> None:
+        self.open += 1
+        self.peak = max(self.peak, self.open)
+        if self.open >= self.gather:
+            self.arrived.set()
+        try:
+            await asyncio.wait_for(self.arrived.wait(), 3)
+        except TimeoutError:
+            self.arrived.set()  # the cap held the others back: let every later request through
+        self.open -= 1
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                self.requests += 1
+                await self._hold()
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                )
+                writer.write(_sse(b"data: " + json.dumps(_CHUNK).encode() + b"\n\n") + _sse(b"data: [DONE]\n\n"))
+                if not self.end_body:
+                    await writer.drain()
+                    await asyncio.sleep(3600)
+                writer.write(b"0\r\n\r\n")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def __aenter__(self) -> str:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self.server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}/v1"
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        for task in asyncio.all_tasks():
+            if task.get_coro().__qualname__.startswith("_Server._serve"):  # type: ignore[union-attr]
+                task.cancel()
+
+
+async def _texts(events: AsyncIterator[object]) -> list[str]:
+    return [event.response.text for event in [e async for e in events] if isinstance(event, Done)]
+
+
+async def test_streams_after_done_reuse_one_connection() -> None:
+    server = _Server()
+    async with server as url, connect_http("openai:m", api_key="k", base_url=url) as client:
+        for _ in range(3):
+            assert await _texts(client.stream("hello")) == ["hi"]
+    assert (server.requests, server.connections) == (3, 1)
+
+
+async def test_a_body_left_open_after_done_still_ends_the_stream() -> None:
+    server = _Server(end_body=False)
+    async with server as url, connect_http("openai:m", api_key="k", base_url=url) as client:
+        for _ in range(2):
+            assert await asyncio.wait_for(_texts(client.stream("hello")), timeout=60) == ["hi"]
+    assert (server.requests, server.connections) == (2, 2)  # each connection given up, as before
+
+
+@pytest.mark.parametrize(("most", "peak"), [(None, 3), (2, 2)])
+async def test_max_connections_caps_the_requests_in_flight(most: int | None, peak: int) -> None:
+    server = _Server(gather=3)  # holds each reply until 3 requests are open at once (or 3 s pass)
+    async with server as url, connect_http("openai:m", api_key="k", base_url=url, max_connections=most) as client:
+        results = await asyncio.wait_for(asyncio.gather(*(_texts(client.stream("x")) for _ in range(3))), 60)
+    assert results == [["hi"]] * 3
+    assert server.peak == peak
+
+
+def test_unknown_options_list_max_connections() -> None:
+    with pytest.raises(ValueError, match=r"max_connections"):
+        connect_http("openai:m", api_key="k", max_conections=5)
