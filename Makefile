@@ -12,7 +12,7 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.base
-	$(PY) -m pip install -q -e ''.[dev,cli,serve,mcp]'
+	$(PY) -m pip install -q -e '.[dev,cli,serve,mcp]'
 	$(PY) -m pip install -q -e '.[ray]' || echo "Ray could not be installed here: the Ray batch tests will skip"
 	touch $@
 
