@@ -20,6 +20,7 @@ __all__ = [
     "NamedToolChoice",
     "Request",
     "Response",
+    "ResponseFormat",
     "ResultKind",
     "StopReason",
     "StreamEvent",
@@ -218,6 +219,18 @@ Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResult
 
 
 @dataclass(slots=True, kw_only=True)
+class ResponseFormat:
+    """The reply must be JSON: any JSON object (`schema` None), or one that matches `schema`.
+
+    `name` and `strict` are what OpenAI asks of a schema; providers without them ignore them.
+    """
+
+    schema: dict[str, Any] | None = None
+    name: str | None = None
+    strict: bool | None = None
+
+
+@dataclass(slots=True, kw_only=True)
 class Request:
     """Everything needed to ask a model for one reply; `extra` is merged into the wire body last.
 
@@ -239,6 +252,7 @@ class Request:
     stop: list[str] | None = None
     seed: int | None = None
     user: str | None = None
+    response_format: ResponseFormat | None = None
     stream: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     extra_codec: str | None = None

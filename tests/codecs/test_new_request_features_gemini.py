@@ -15,6 +15,7 @@ from tests.codecs._request_features import (
 )
 from toolwire import (
     AssistantMessage,
+    ResponseFormat,
     SystemMessage,
     ToolCall,
     ToolDefinition,
@@ -62,9 +63,9 @@ def test_gemini_features_round_trip_and_decode_exactly(caplog: pytest.LogCapture
     ]
     assert (request.tool_choice, request.max_tokens, request.temperature) == ("auto", 2048, 0.2)
     assert request.extra["toolConfig"] == {"functionCallingConfig": {"mode": "VALIDATED"}}
-    assert request.extra["generationConfig"] == {
-        k: v for k, v in body["generationConfig"].items() if k not in ("maxOutputTokens", "temperature")
-    }
+    neutral = ("maxOutputTokens", "temperature", "responseMimeType", "responseJsonSchema")
+    assert request.extra["generationConfig"] == {k: v for k, v in body["generationConfig"].items() if k not in neutral}
+    assert request.response_format == ResponseFormat(schema=body["generationConfig"]["responseJsonSchema"])
     only = "has no neutral form; it goes back to Gemini only (Request.extra)."
     assert messages_of(caplog.records) == [
         f"gemini: function declaration field 'responseJsonSchema' {only}",

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from toolwire import ResponseFormat
 from toolwire.codecs import get_codec
 from toolwire.errors import CodecError
 
@@ -103,3 +104,71 @@ def test_an_option_of_the_wrong_type_is_an_error_naming_it(codec: str, body: dic
     with pytest.raises(CodecError) as info:
         get_codec(codec).decode_request(body)
     assert info.value.message == f"The {codec} request cannot be read: {message}."
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+
+# JSON output with a schema, in each provider's spelling.
+JSON_OUTPUT: dict[str, dict[str, Any]] = {
+    "openai": {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "place", "schema": SCHEMA, "strict": True},
+        }
+    },
+    "openai-responses": {
+        "text": {"format": {"type": "json_schema", "name": "place", "schema": SCHEMA, "strict": True}}
+    },
+    "anthropic": {"output_config": {"format": {"type": "json_schema", "schema": SCHEMA}}},
+    "gemini": {"generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": SCHEMA}},
+    "ollama": {"format": SCHEMA},
+}
+
+
+@pytest.mark.parametrize("target", sorted(JSON_OUTPUT))
+def test_json_output_reaches_every_provider_in_its_spelling(target: str) -> None:
+    request = get_codec("openai").decode_request({"model": "m", "messages": [], **JSON_OUTPUT["openai"]})
+    assert request.response_format == ResponseFormat(schema=SCHEMA, name="place", strict=True)
+    body = get_codec(target).encode_request(request)
+    assert {k: v for k, v in body.items() if k in JSON_OUTPUT[target]} == JSON_OUTPUT[target]
+    back = get_codec(target).decode_request(body).response_format
+    assert back is not None and back.schema == SCHEMA  # name and strict only where the provider has them
+
+
+BASES: dict[str, dict[str, Any]] = {
+    "openai": {"model": "m", "messages": []},
+    "openai-responses": {"model": "m", "input": []},
+    "gemini": {"contents": []},
+    "ollama": {"model": "m", "messages": [], "stream": False},
+}
+
+
+@pytest.mark.parametrize(
+    ("codec", "wire"),
+    [
+        ("openai", {"response_format": {"type": "json_object"}}),
+        ("openai-responses", {"text": {"format": {"type": "json_object"}, "verbosity": "low"}}),
+        ("gemini", {"generationConfig": {"responseMimeType": "application/json"}}),
+        ("ollama", {"format": "json"}),
+    ],
+)
+def test_any_json_object_round_trips_and_keeps_its_neighbours(codec: str, wire: dict[str, Any]) -> None:
+    base = BASES[codec]
+    request = get_codec(codec).decode_request(base | wire)
+    assert request.response_format == ResponseFormat()
+    assert get_codec(codec).encode_request(request) == base | wire
+
+
+def test_anthropic_has_no_schemaless_json_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    request = get_codec("openai").decode_request(
+        {"model": "m", "messages": [], "response_format": {"type": "json_object"}}
+    )
+    with caplog.at_level(logging.WARNING, logger="toolwire.codecs"):
+        body = get_codec("anthropic").encode_request(request)
+    assert "output_config" not in body
+    assert "anthropic takes JSON output only with a schema; toolwire leaves response_format out." in caplog.text

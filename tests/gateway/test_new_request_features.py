@@ -152,9 +152,7 @@ def test_a_gemini_request_reaches_openai(
         "gemini:" + name
         for name in (
             "generationConfig.thinkingConfig",
-            "generationConfig.responseMimeType",
-            "generationConfig.responseJsonSchema",
-            "responseJsonSchema",
+            "responseJsonSchema",  # on a function declaration; the reply's JSON schema crosses (response_format)
             "codeExecution",
             "googleSearch",
             "urlContext",
@@ -191,6 +189,13 @@ def test_a_gemini_request_reaches_openai(
         "tool_choice": "auto",
         "max_completion_tokens": 2048,
         "temperature": 0.2,
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {
+                "name": "response",
+                "schema": {"type": "object", "properties": {"region": {"type": "string"}}},
+            },
+        },
     }
 
 

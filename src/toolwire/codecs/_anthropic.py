@@ -61,6 +61,7 @@ from toolwire.types import (
     NamedToolChoice,
     Request,
     Response,
+    ResponseFormat,
     StopReason,
     StreamEvent,
     SystemMessage,
@@ -139,6 +140,13 @@ def _encode_options(request: Request, body: dict[str, Any]) -> None:
     if request.user is not None:
         body["metadata"] = {**body.get("metadata", {}), "user_id": request.user}
     warn_missing_options(_logger, _warned, NAME, request, ("seed",))
+    wanted = request.response_format
+    if wanted is not None and wanted.schema is None:
+        message = "anthropic takes JSON output only with a schema; toolwire leaves response_format out."
+        warn_once(_logger, _warned, f"{NAME}:response_format", message)
+    elif wanted is not None:  # structured outputs: output_config.format (beside an `effort` kept in extra)
+        format_ = {"type": "json_schema", "schema": wanted.schema}
+        body["output_config"] = {**body.get("output_config", {}), "format": format_}
 
 
 def _decode_options(body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -150,6 +158,15 @@ def _decode_options(body: dict[str, Any], extra: dict[str, Any]) -> dict[str, An
         metadata = {k: v for k, v in metadata.items() if k != "user_id"}
     if metadata:
         extra["metadata"] = metadata
+    config = extra.get("output_config")
+    format_ = config.get("format") if isinstance(config, dict) else None
+    if isinstance(format_, dict) and format_.get("type") == "json_schema" and isinstance(format_.get("schema"), dict):
+        options["response_format"] = ResponseFormat(schema=format_["schema"])
+        rest = {k: v for k, v in config.items() if k != "format"}  # type: ignore[union-attr]
+        if rest:
+            extra["output_config"] = rest
+        else:
+            del extra["output_config"]
     return options
 
 

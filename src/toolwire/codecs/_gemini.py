@@ -61,6 +61,7 @@ from toolwire.types import (
     NamedToolChoice,
     Request,
     Response,
+    ResponseFormat,
     SystemMessage,
     TextPart,
     ThinkingPart,
@@ -134,18 +135,22 @@ class GeminiCodec:
             self._warn(
                 "parallel", "Gemini has no switch for parallel tool calls; parallel_tool_calls=False is not sent."
             )
-        generation: dict[str, Any] = {}
-        if request.max_tokens is not None:
-            generation["maxOutputTokens"] = request.max_tokens
-        if request.temperature is not None:
-            generation["temperature"] = request.temperature
-        for option, key in (("top_p", "topP"), ("stop", "stopSequences"), ("seed", "seed")):
-            if (value := getattr(request, option)) is not None:
-                generation[key] = value
-        warn_missing_options(_logger, self._warned, NAME, request, ("user",))
+        generation = self._generation_config(request)
         if generation:
             body["generationConfig"] = generation
         return _merge(body, request.extra)
+
+    def _generation_config(self, request: Request) -> dict[str, Any]:
+        generation: dict[str, Any] = {}
+        for option, key in _GENERATION_OPTIONS:
+            if (value := getattr(request, option)) is not None:
+                generation[key] = value
+        warn_missing_options(_logger, self._warned, NAME, request, ("user",))
+        if request.response_format is not None:
+            generation["responseMimeType"] = "application/json"
+            if request.response_format.schema is not None:
+                generation["responseJsonSchema"] = request.response_format.schema
+        return generation
 
     def decode_response(self, body: dict[str, Any]) -> Response:
         """Read a `GenerateContentResponse`; raises `ProviderError` for an error payload."""
@@ -198,6 +203,7 @@ class GeminiCodec:
             top_p=_number(generation.get("topP"), float),
             stop=stop_list(generation.get("stopSequences")),
             seed=_number(generation.get("seed"), int),
+            response_format=_decode_response_format(generation),
         )
         request.extra = _difference(body, self.encode_request(request))
         return request
@@ -238,6 +244,26 @@ def _encode_tool_choice(choice: ToolChoice) -> dict[str, Any]:
             return {"mode": _CHOICE_MODES[choice]}
         case _:
             assert_never(choice)
+
+
+_GENERATION_OPTIONS = (
+    ("max_tokens", "maxOutputTokens"),
+    ("temperature", "temperature"),
+    ("top_p", "topP"),
+    ("stop", "stopSequences"),
+    ("seed", "seed"),
+)
+
+
+def _decode_response_format(generation: dict[str, Any]) -> ResponseFormat | None:
+    """JSON output: `responseMimeType` JSON, with `responseJsonSchema` when there is one.
+
+    A `responseSchema` (Gemini's OpenAPI subset) stays in `extra`: it goes back only to Gemini.
+    """
+    if generation.get("responseMimeType") != "application/json":
+        return None
+    schema = generation.get("responseJsonSchema")
+    return ResponseFormat(schema=schema if isinstance(schema, dict) else None)
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

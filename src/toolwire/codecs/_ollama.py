@@ -53,6 +53,7 @@ from toolwire.types import (
     NamedToolChoice,
     Request,
     Response,
+    ResponseFormat,
     StopReason,
     StreamEvent,
     SystemMessage,
@@ -111,6 +112,8 @@ def _encode_request(request: Request, warned: set[str]) -> dict[str, Any]:
         if (value := getattr(request, option)) is not None:
             options[option] = value
     warn_missing_options(_logger, warned, NAME, request, ("user",))
+    if request.response_format is not None:  # `format`: "json", or the schema itself
+        body["format"] = request.response_format.schema or "json"
     extra = dict(request.extra)
     if isinstance(extra.get("options"), dict):
         options.update(extra.pop("options"))
@@ -397,6 +400,12 @@ def _decode_request(body: dict[str, Any]) -> Request:
     temperature = options.pop("temperature", None)
     max_tokens = options.pop("num_predict", None)
     top_p, stop, seed = options.pop("top_p", None), stop_list(options.pop("stop", None)), options.pop("seed", None)
+    wire_format = extra.pop("format", None)
+    response_format = None
+    if wire_format == "json" or isinstance(wire_format, dict):
+        response_format = ResponseFormat(schema=wire_format if isinstance(wire_format, dict) else None)
+    elif wire_format is not None:
+        extra["format"] = wire_format
     if options:
         extra["options"] = options
     tools = _list(body.get("tools"))
@@ -410,6 +419,7 @@ def _decode_request(body: dict[str, Any]) -> Request:
         top_p=top_p,
         stop=stop,
         seed=seed,
+        response_format=response_format,
         extra=extra,
     )
 

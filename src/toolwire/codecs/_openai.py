@@ -18,7 +18,7 @@ from toolwire.codecs._openai_messages import NAME, decode_messages, encode_messa
 from toolwire.codecs._openai_replies import OpenAIStreamDecoder, decode_response, encode_response
 from toolwire.codecs._shared import require_dict, stop_list, warn_once
 from toolwire.errors import CodecError
-from toolwire.types import NamedToolChoice, Request, Response, ToolChoice, ToolDefinition
+from toolwire.types import NamedToolChoice, Request, Response, ResponseFormat, ToolChoice, ToolDefinition
 
 if TYPE_CHECKING:
     from toolwire.codecs import StreamEncoder
@@ -137,6 +137,8 @@ class OpenAICodec:
         for option in ("temperature", "top_p", "stop", "seed", "user"):
             if (value := getattr(request, option)) is not None:
                 body[option] = value
+        if request.response_format is not None:
+            body["response_format"] = encode_response_format(request.response_format)
         return extra
 
     def _encode_tools(
@@ -214,6 +216,7 @@ class OpenAICodec:
             stop=stop_list(rest.pop("stop", None)),
             seed=rest.pop("seed", None),
             user=rest.pop("user", None),
+            response_format=_decode_response_format(rest),
             stream=stream,
             extra=rest,
         )
@@ -266,6 +269,31 @@ def _decode_tool_choice(wire: Any) -> ToolChoice | None:
         name = wire["function"].get("name")
         return NamedToolChoice(name) if isinstance(name, str) else None
     return None
+
+
+def encode_response_format(wanted: ResponseFormat) -> dict[str, Any]:
+    """`response_format`: `json_object`, or `json_schema` with a name (required) and the schema."""
+    if wanted.schema is None:
+        return {"type": "json_object"}
+    spec: dict[str, Any] = {"name": wanted.name or "response", "schema": wanted.schema}
+    if wanted.strict is not None:
+        spec["strict"] = wanted.strict
+    return {"type": "json_schema", "json_schema": spec}
+
+
+def _decode_response_format(rest: dict[str, Any]) -> ResponseFormat | None:
+    """The JSON output a body asks for; a form the neutral one cannot hold stays in `rest` too."""
+    wire = rest.pop("response_format", None)
+    found: ResponseFormat | None = None
+    if isinstance(wire, dict) and wire.get("type") == "json_object":
+        found = ResponseFormat()
+    elif isinstance(wire, dict) and wire.get("type") == "json_schema" and isinstance(wire.get("json_schema"), dict):
+        spec = wire["json_schema"]
+        schema = spec.get("schema") if isinstance(spec.get("schema"), dict) else {}
+        found = ResponseFormat(schema=schema, name=spec.get("name"), strict=spec.get("strict"))
+    if wire is not None and (found is None or encode_response_format(found) != wire):
+        rest["response_format"] = wire  # `text`, a description: back as written to this codec
+    return found
 
 
 def _decode_tool(wire: Any) -> ToolDefinition | None:

@@ -65,6 +65,7 @@ from toolwire.types import (
     NamedToolChoice,
     Request,
     Response,
+    ResponseFormat,
     SystemMessage,
     TextPart,
     ThinkingPart,
@@ -106,19 +107,47 @@ def _encode_request(request: Request) -> dict[str, Any]:
         body["tool_choice"] = _encode_tool_choice(request.tool_choice)
     if request.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = request.parallel_tool_calls
-    if request.max_tokens is not None:
-        body["max_output_tokens"] = request.max_tokens
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
-    if request.top_p is not None:
-        body["top_p"] = request.top_p
+    for option, key in (("max_tokens", "max_output_tokens"), ("temperature", "temperature"), ("top_p", "top_p")):
+        if (value := getattr(request, option)) is not None:
+            body[key] = value
     if request.user is not None:
         body["user"] = request.user
     warn_missing_options(_log, warned, NAME, request, ("stop", "seed"))
     if request.stream:
         body["stream"] = True
     body.update(request.extra)
+    if request.response_format is not None:  # after extra: a `text` kept there (verbosity) gains the format
+        body["text"] = {**body.get("text", {}), "format": _encode_format(request.response_format)}
     return body
+
+
+def _encode_format(wanted: ResponseFormat) -> dict[str, Any]:
+    """`text.format`: `json_object`, or `json_schema` with a name (required) and the schema."""
+    if wanted.schema is None:
+        return {"type": "json_object"}
+    wire: dict[str, Any] = {"type": "json_schema", "name": wanted.name or "response", "schema": wanted.schema}
+    if wanted.strict is not None:
+        wire["strict"] = wanted.strict
+    return wire
+
+
+def _decode_format(extra: dict[str, Any]) -> ResponseFormat | None:
+    """The JSON output `text.format` asks for; what else `text` holds stays in `extra`."""
+    text = extra.get("text")
+    wire = text.get("format") if isinstance(text, dict) else None
+    found: ResponseFormat | None = None
+    if isinstance(wire, dict) and wire.get("type") == "json_object":
+        found = ResponseFormat()
+    elif isinstance(wire, dict) and wire.get("type") == "json_schema":
+        schema = wire.get("schema") if isinstance(wire.get("schema"), dict) else {}
+        found = ResponseFormat(schema=schema, name=as_str(wire.get("name")), strict=wire.get("strict"))
+    if found is not None and isinstance(text, dict) and _encode_format(found) == wire:
+        rest = {k: v for k, v in text.items() if k != "format"}
+        if rest:
+            extra["text"] = rest
+        else:
+            del extra["text"]
+    return found
 
 
 def _encode_input(messages: list[Message]) -> list[dict[str, Any]]:
@@ -369,6 +398,7 @@ def _decode_request(body: dict[str, Any]) -> Request:
         temperature=body.get("temperature"),
         top_p=body.get("top_p"),
         user=as_str(body.get("user")),
+        response_format=_decode_format(extra),
         stream=body.get("stream") is True,
         extra=extra,
     )
