@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint bench fuzz clean copilot-cli
+.PHONY: demo test lint bench fuzz clean copilot-cli coding-agents
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,12 +19,16 @@ $(VENV)/.dev: $(VENV)/.base
 demo: $(VENV)/.base
 	$(PY) -m toolwire.demo
 
-test: $(VENV)/.dev copilot-cli
+test: $(VENV)/.dev copilot-cli coding-agents
 	$(PY) -m pytest
 
 # The real GitHub Copilot CLI for tests/copilot/test_real_cli.py (skipped, and said so, without npm).
 copilot-cli:
 	@sh tests/copilot/install_real_cli.sh
+
+# Claude Code and Codex CLI for tests/gateway/test_coding_agents.py (skipped, and said so, without npm).
+coding-agents:
+	@sh tests/gateway/install_coding_agents.sh
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check src tests
