@@ -27,7 +27,16 @@ import pytest
 from tests.gateway.conftest import Gateway
 from toolwire.gateway import Route, create_app
 from toolwire.testing import ScriptedServer, Turn, reply
-from toolwire.types import AssistantMessage, Request, ToolCall, ToolResult
+from toolwire.types import (
+    AssistantMessage,
+    Request,
+    Response,
+    StopReason,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".cache" / "coding-agents" / "node_modules" / ".bin"
@@ -36,6 +45,8 @@ CODEX = BIN / "codex"
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 UPSTREAM_KEY_ENV = "TOOLWIRE_AGENT_TEST_UPSTREAM_KEY"
 SIGNATURE = "c2lnbmVkLWJ5LWdlbWluaQ=="  # base64, as Gemini's thought signatures are
+THOUGHT_SIGNATURE = "c2lnbmVkLXRoaW5raW5n"
+SIGNED_THINKING = ("gemini", "anthropic")  # upstreams whose thinking carries a signature to give back
 FINAL = "Done: hello.txt holds the greeting."
 
 
@@ -52,26 +63,54 @@ needs_codex = pytest.mark.skipif(not CODEX.exists(), reason=_missing(CODEX))
 
 @dataclass
 class ToolLoop:
-    """A scripted model: the n-th call after n tool results, then `FINAL`.
+    """A scripted model: turn n after n assistant turns, then `FINAL`.
 
-    Requests that do not offer `marker` (an agent's side requests: titles, summaries) get a
-    short text and are not part of the loop.
+    The first turn thinks (signed, where the upstream signs thinking), says what it will do
+    and makes two parallel calls; each later turn makes one call. Requests that do not offer
+    `marker` (an agent's side requests: titles, summaries) get a short text and are not part
+    of the loop.
     """
 
     marker: str
-    calls: Sequence[ToolCall]
+    upstream: str
+    turns: Sequence[Sequence[ToolCall]]
     loop: list[Request] = field(default_factory=list)
 
     def __call__(self, request: Request) -> Turn:
         if self.marker not in {tool.name for tool in request.tools}:
             return "side request"
         self.loop.append(request)
-        done = sum(isinstance(m, ToolResult) for m in request.messages)
-        return reply("", [self.calls[done]]) if done < len(self.calls) else FINAL
+        done = sum(isinstance(m, AssistantMessage) and bool(m.tool_calls) for m in request.messages)
+        if done >= len(self.turns):
+            return FINAL
+        calls = [_signed(call, self.upstream) for call in self.turns[done]]
+        if done:
+            return reply("", calls)
+        signature = THOUGHT_SIGNATURE if self.upstream in SIGNED_THINKING else None
+        thinking = ThinkingPart(text="Two files.", signature=signature, provider=self.upstream)
+        parts = [thinking, TextPart(text="I'll write both files."), *calls]
+        return Response(message=AssistantMessage(parts=parts), stop_reason=StopReason.TOOL_USE)
 
     def results(self) -> list[str]:
         """The tool results of the last loop request, as text."""
         return [_text(m) for m in self.loop[-1].messages if isinstance(m, ToolResult)]
+
+    def assert_context_came_back(self) -> None:
+        """Every later request holds the earlier turns with their signatures (a stateless gateway)."""
+        assert "twctx1" not in repr(self.loop)  # the gateway's carriers never reach the upstream
+        for request in self.loop[1:]:
+            turns = [m for m in request.messages if isinstance(m, AssistantMessage)]
+            assert [[c.name for c in m.tool_calls] for m in turns] == [
+                [c.name for c in calls] for calls in self.turns[: len(turns)]
+            ]
+            if self.upstream in SIGNED_THINKING:
+                first = turns[0].parts[0]
+                assert isinstance(first, ThinkingPart) and first.signature == THOUGHT_SIGNATURE
+            if self.upstream == "gemini":
+                signatures = [
+                    c.metadata.get("gemini", {}).get("thought_signature") for m in turns for c in m.tool_calls
+                ]
+                assert signatures == [SIGNATURE] * len(signatures)
 
 
 def _text(result: ToolResult) -> str:
@@ -82,18 +121,10 @@ def _text(result: ToolResult) -> str:
     return json.dumps(result.value)
 
 
-def _call(call_id: str, name: str, arguments: dict[str, Any], upstream: str) -> ToolCall:
-    """A call as `upstream` sends it: Gemini's carry a thought signature that must come back next turn."""
+def _signed(call: ToolCall, upstream: str) -> ToolCall:
+    """A call as `upstream` sends it: Gemini's carry a thought signature that must come back."""
     metadata = {"gemini": {"thought_signature": SIGNATURE}} if upstream == "gemini" else {}
-    return ToolCall(id=call_id, name=name, arguments=arguments, metadata=metadata)
-
-
-def _assert_signatures_came_back(loop: ToolLoop, upstream: str) -> None:
-    if upstream != "gemini":
-        return
-    for request in loop.loop[1:]:
-        calls = [c for m in request.messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
-        assert calls and all(c.metadata.get("gemini", {}).get("thought_signature") == SIGNATURE for c in calls)
+    return ToolCall(id=call.id, name=call.name, arguments=call.arguments, metadata=metadata)
 
 
 def _gateway_to(upstream: str, server: ScriptedServer) -> Gateway:
@@ -173,50 +204,66 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
 # Claude Code
 
 
-def claude_calls(work: Path, upstream: str) -> list[ToolCall]:
-    write = {"file_path": str(work / "hello.txt"), "content": "hi from toolwire\n"}
-    bash = {"command": "cat hello.txt", "description": "Show hello.txt"}
-    return [_call("call_w1", "Write", write, upstream), _call("call_b2", "Bash", bash, upstream)]
+def call(call_id: str, name: str, **arguments: Any) -> ToolCall:
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def claude_turns(work: Path) -> list[list[ToolCall]]:
+    """Two files written at once, then both shown by one command."""
+    return [
+        [
+            call("call_w1", "Write", file_path=str(work / "a.txt"), content="A\n"),
+            call("call_w2", "Write", file_path=str(work / "b.txt"), content="B\n"),
+        ],
+        [call("call_b3", "Bash", command="cat a.txt b.txt", description="Show both files")],
+    ]
+
+
+def assert_the_tools_ran(work: Path, loop: ToolLoop, server: ScriptedServer) -> None:
+    assert (work / "a.txt").read_text(encoding="utf-8") == "A\n"
+    assert (work / "b.txt").read_text(encoding="utf-8") == "B\n"
+    assert len(loop.loop) == 3
+    assert all(r.stream for r in server.requests)  # the agents stream; so does the upstream leg
+    ids = [m.tool_call_id for m in loop.loop[-1].messages if isinstance(m, ToolResult)]
+    assert ids == [c.id for calls in loop.turns for c in calls]
+    loop.assert_context_came_back()
 
 
 @needs_claude
 @pytest.mark.parametrize("upstream", ["openai", "openai-responses", "gemini"])
 def test_claude_code_runs_its_tools_through_the_gateway(upstream: str, dirs: tuple[Path, Path]) -> None:
     work, home = dirs
-    loop = ToolLoop("Write", claude_calls(work, upstream))
+    loop = ToolLoop("Write", upstream, claude_turns(work))
     with ScriptedServer(loop) as server, _gateway_to(upstream, server) as gateway:
         env = hermetic_env(home) | {"ANTHROPIC_BASE_URL": gateway.url, "ANTHROPIC_API_KEY": "sk-ant-unused"}
-        printed = claude("Write hello.txt, then show it.", work, env, "--model", "claude-sonnet-4-6")
+        printed = claude("Write a.txt and b.txt, then show them.", work, env, "--model", "claude-sonnet-4-6")
     assert printed.strip() == FINAL
-    assert (work / "hello.txt").read_text(encoding="utf-8") == "hi from toolwire\n"
-    assert len(loop.loop) == 3
-    assert all(r.stream for r in server.requests)  # Claude Code streams; so does the upstream leg
-    assert [m.tool_call_id for m in loop.loop[-1].messages if isinstance(m, ToolResult)] == ["call_w1", "call_b2"]
+    assert_the_tools_ran(work, loop, server)
     # Bash's output went back to the upstream model (Claude Code appends a <system-reminder> to it)
-    assert loop.results()[1].splitlines()[0] == "hi from toolwire"
-    _assert_signatures_came_back(loop, upstream)
-    assert "twctx1" not in json.dumps([r.body for r in server.requests])  # carriers never reach the upstream
+    assert loop.results()[2].splitlines()[:2] == ["A", "B"]
 
 
 # Codex CLI
 
 
+def codex_turns() -> list[list[ToolCall]]:
+    return [
+        [
+            call("call_x1", "exec_command", cmd="echo A > a.txt"),
+            call("call_x2", "exec_command", cmd="echo B > b.txt"),
+        ],
+        [call("call_x3", "exec_command", cmd="cat a.txt b.txt")],
+    ]
+
+
 @needs_codex
-@pytest.mark.parametrize("upstream", ["anthropic", "gemini"])
+@pytest.mark.parametrize("upstream", ["anthropic", "gemini", "openai"])
 def test_codex_runs_its_tools_through_the_gateway(upstream: str, dirs: tuple[Path, Path]) -> None:
     work, home = dirs
-    calls = [
-        _call("call_x1", "exec_command", {"cmd": "echo hi from toolwire > hello.txt"}, upstream),
-        _call("call_x2", "exec_command", {"cmd": "cat hello.txt"}, upstream),
-    ]
-    loop = ToolLoop("exec_command", calls)
+    loop = ToolLoop("exec_command", upstream, codex_turns())
     with ScriptedServer(loop) as server, _gateway_to(upstream, server) as gateway:
         env = hermetic_env(home) | {"TOOLWIRE_KEY": "unused"}
-        printed = codex("Write hello.txt, then show it.", work, env, codex_config(gateway.url + "/v1"))
+        printed = codex("Write a.txt and b.txt, then show them.", work, env, codex_config(gateway.url + "/v1"))
     assert printed.strip() == FINAL
-    assert (work / "hello.txt").read_text(encoding="utf-8") == "hi from toolwire\n"
-    assert len(loop.loop) == 3
-    assert all(r.stream for r in server.requests)
-    assert [m.tool_call_id for m in loop.loop[-1].messages if isinstance(m, ToolResult)] == ["call_x1", "call_x2"]
-    assert "hi from toolwire" in loop.results()[1]  # the command's output went back to the upstream model
-    _assert_signatures_came_back(loop, upstream)
+    assert_the_tools_ran(work, loop, server)
+    assert "A\nB\n" in loop.results()[2]  # the command's output went back to the upstream model
