@@ -16,12 +16,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
+import signal
+import socket
 import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from tests.gateway.conftest import Gateway
@@ -219,11 +226,10 @@ def claude_turns(work: Path) -> list[list[ToolCall]]:
     ]
 
 
-def assert_the_tools_ran(work: Path, loop: ToolLoop, server: ScriptedServer) -> None:
+def assert_the_tools_ran(work: Path, loop: ToolLoop) -> None:
     assert (work / "a.txt").read_text(encoding="utf-8") == "A\n"
     assert (work / "b.txt").read_text(encoding="utf-8") == "B\n"
     assert len(loop.loop) == 3
-    assert all(r.stream for r in server.requests)  # the agents stream; so does the upstream leg
     ids = [m.tool_call_id for m in loop.loop[-1].messages if isinstance(m, ToolResult)]
     assert ids == [c.id for calls in loop.turns for c in calls]
     loop.assert_context_came_back()
@@ -238,7 +244,8 @@ def test_claude_code_runs_its_tools_through_the_gateway(upstream: str, dirs: tup
         env = hermetic_env(home) | {"ANTHROPIC_BASE_URL": gateway.url, "ANTHROPIC_API_KEY": "sk-ant-unused"}
         printed = claude("Write a.txt and b.txt, then show them.", work, env, "--model", "claude-sonnet-4-6")
     assert printed.strip() == FINAL
-    assert_the_tools_ran(work, loop, server)
+    assert_the_tools_ran(work, loop)
+    assert all(r.stream for r in server.requests)  # the agent streams; so does the upstream leg
     # Bash's output went back to the upstream model (Claude Code appends a <system-reminder> to it)
     assert loop.results()[2].splitlines()[:2] == ["A", "B"]
 
@@ -265,5 +272,117 @@ def test_codex_runs_its_tools_through_the_gateway(upstream: str, dirs: tuple[Pat
         env = hermetic_env(home) | {"TOOLWIRE_KEY": "unused"}
         printed = codex("Write a.txt and b.txt, then show them.", work, env, codex_config(gateway.url + "/v1"))
     assert printed.strip() == FINAL
-    assert_the_tools_ran(work, loop, server)
+    assert_the_tools_ran(work, loop)
+    assert all(r.stream for r in server.requests)  # the agent streams; so does the upstream leg
     assert "A\nB\n" in loop.results()[2]  # the command's output went back to the upstream model
+
+
+# the README's "Use it from Claude Code / Codex / the OpenAI SDK" lines, through `toolwire serve`
+
+SECTION = README.split("## Use it from Claude Code / Codex / the OpenAI SDK\n", 1)[1].split("\n## ", 1)[0]
+GATEWAY = "127.0.0.1:4000"  # where the README's lines point
+
+
+def readme_blocks(language: str, containing: str) -> str:
+    blocks = [
+        b for b in re.findall(rf"^```{language}\n(.*?)^```", SECTION, re.DOTALL | re.MULTILINE) if containing in b
+    ]
+    assert len(blocks) == 1, (language, containing)
+    return blocks[0]
+
+
+def readme_line(start: str) -> list[str]:
+    """The README command line that starts with `start`, as words (comments dropped)."""
+    lines = [line for line in readme_blocks("bash", start).splitlines() if line.startswith(start)]
+    return shlex.split(lines[0], comments=True)
+
+
+def assignments(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """`A=1 B=2 cmd args` -> ({A: 1, B: 2}, [cmd, args])."""
+    env: dict[str, str] = {}
+    while words and re.fullmatch(r"[A-Z_]+=.*", words[0]):
+        name, _, value = words.pop(0).partition("=")
+        env[name] = value
+    return env, words
+
+
+class Serve:
+    """`toolwire serve` as the README starts it, in a subprocess on a free port."""
+
+    def __init__(self, config: Path, env: dict[str, str]) -> None:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
+        self.address = f"127.0.0.1:{self.port}"
+        serve = readme_line("toolwire serve")
+        assert serve[:4] == ["toolwire", "serve", "--config", "toolwire.toml"]
+        argv = [sys.executable, "-m", "toolwire.cli", *serve[1:3], str(config), "--port", str(self.port)]
+        self.process = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
+
+    def __enter__(self) -> Serve:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx2.get(f"http://{self.address}/health", timeout=5).status_code == 200:
+                    return self
+            except httpx2.HTTPError:
+                pass
+            assert self.process.poll() is None and time.monotonic() < deadline, "toolwire serve did not start"
+            time.sleep(0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.send_signal(signal.SIGINT)
+        self.log = self.process.communicate(timeout=60)[1]
+
+
+def readme_gateway(tmp_path: Path, upstream: ScriptedServer) -> Serve:
+    """The README's route, aimed at the scripted upstream, served with the README's gateway key."""
+    route = readme_blocks("toml", "[[route]]")
+    config = tmp_path / "toolwire.toml"
+    config.write_text(route + f'base_url = "{upstream.base_url}"\n', encoding="utf-8")
+    keys, _ = assignments(readme_line("export TOOLWIRE_GATEWAY_KEYS")[1:])
+    env = dict(os.environ, GEMINI_API_KEY="upstream-key-from-the-environment", **keys)
+    return Serve(config, env)
+
+
+@needs_claude
+@needs_codex
+def test_the_readme_lines_work_through_toolwire_serve(tmp_path: Path) -> None:
+    claude_work, codex_work, home = (tmp_path / n for n in ("claude-work", "codex-work", "home"))
+    for folder in (claude_work, codex_work, home):
+        folder.mkdir()
+    claude_loop = ToolLoop("Write", "gemini", claude_turns(claude_work))
+    codex_loop = ToolLoop("exec_command", "gemini", codex_turns())
+
+    def answer(request: Request) -> Turn:
+        names = {tool.name for tool in request.tools}
+        loop = claude_loop if "Write" in names else codex_loop if "exec_command" in names else None
+        return loop(request) if loop is not None else "Hello from Gemini, through the gateway."
+
+    with ScriptedServer(answer) as server, readme_gateway(tmp_path, server) as gateway:
+
+        def local(text: str) -> str:
+            return text.replace(GATEWAY, gateway.address)
+
+        # Claude Code, as the README runs it (plus the tools it may use without asking)
+        env, argv = assignments([local(w) for w in readme_line("ANTHROPIC_BASE_URL=")])
+        assert argv[:2] == ["claude", "-p"]
+        extra = ["--allowedTools", "Write", "Bash", "--model", "claude-sonnet-4-6"]
+        printed = run_agent([str(CLAUDE), *argv[1:], *extra], claude_work, hermetic_env(home) | env).stdout
+        assert printed.strip() == FINAL
+        # Codex CLI, with the README's config.toml (plus: no git repo, no sandbox, no session files)
+        env, argv = assignments(readme_line("TOOLWIRE_KEY="))
+        assert argv[:2] == ["codex", "exec"]
+        codex_env = hermetic_env(home) | env
+        printed = codex(argv[2], codex_work, codex_env, local(readme_blocks("toml", "[model_providers.")))
+        assert printed.strip() == FINAL
+        # the OpenAI SDK
+        sdk = readme_blocks("python", "OpenAI(")
+        done = subprocess.run([sys.executable, "-c", local(sdk)], capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "Hello from Gemini, through the gateway.\n", "")
+    assert_the_tools_ran(claude_work, claude_loop)
+    assert_the_tools_ran(codex_work, codex_loop)
+    assert [r.stream for r in server.requests] == [True] * 6 + [False]  # the agents stream, the SDK example not
+    assert all("/models/gemini-2.5-flash:" in r.path for r in server.requests)
+    assert {r.headers["x-goog-api-key"] for r in server.requests} == {"upstream-key-from-the-environment"}
+    assert "upstream-key-from-the-environment" not in gateway.log
