@@ -33,7 +33,7 @@ import pytest
 
 from tests.gateway.conftest import Gateway
 from toolwire.gateway import Route, create_app
-from toolwire.testing import ScriptedServer, Turn, reply
+from toolwire.testing import DropStream, ErrorReply, ScriptedServer, Turn, reply
 from toolwire.types import (
     AssistantMessage,
     Request,
@@ -275,6 +275,69 @@ def test_codex_runs_its_tools_through_the_gateway(upstream: str, dirs: tuple[Pat
     assert_the_tools_ran(work, loop)
     assert all(r.stream for r in server.requests)  # the agent streams; so does the upstream leg
     assert "A\nB\n" in loop.results()[2]  # the command's output went back to the upstream model
+
+
+# errors, as each agent sees them
+
+REJECTION = "tools.0.name: String should match pattern '^[a-zA-Z0-9_-]+$'"
+SHOWN = (  # the gateway's message, in the agent's protocol; {} is the upstream
+    f"Upstream error: {{}} answered HTTP 400: {REJECTION!r}; "
+    "fix the request (model name, tools, parameters) before retrying."
+)
+
+
+def run_plain(agent: str, gateway: Gateway, work: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """The agent asked a question that needs no tool; its exit status is left to the caller."""
+    if agent == "claude":
+        env = hermetic_env(home) | {"ANTHROPIC_BASE_URL": gateway.url, "ANTHROPIC_API_KEY": "sk-ant-unused"}
+        argv = [str(CLAUDE), "-p", "Say hello.", "--model", "claude-sonnet-4-6"]
+    else:
+        env = hermetic_env(home) | {"TOOLWIRE_KEY": "unused"}
+        (home / "codex").mkdir()
+        (home / "codex" / "config.toml").write_text(codex_config(gateway.url + "/v1"), encoding="utf-8")
+        argv = [str(CODEX), "exec", "--skip-git-repo-check", "--ephemeral", "--color", "never", "Say hello."]
+    return subprocess.run(
+        argv, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300
+    )
+
+
+AGENTS = [
+    pytest.param("claude", "openai", marks=needs_claude, id="claude-to-openai"),
+    pytest.param("codex", "gemini", marks=needs_codex, id="codex-to-gemini"),
+]
+
+
+@pytest.mark.parametrize(("agent", "upstream"), AGENTS)
+def test_an_upstream_rejection_reaches_the_agent_in_its_protocol(
+    agent: str, upstream: str, dirs: tuple[Path, Path]
+) -> None:
+    work, home = dirs
+    with ScriptedServer(lambda request: ErrorReply(status=400, message=REJECTION)) as server:
+        with _gateway_to(upstream, server) as gateway:
+            done = run_plain(agent, gateway, work, home)
+    assert done.returncode == 1
+    shown = SHOWN.format(upstream)
+    if agent == "claude":  # Claude Code asks a few times, then prints the API's message
+        assert done.stdout == f"API Error: 400 {shown}\n"
+    else:  # Codex prints the OpenAI error body
+        error = {
+            "error": {"message": shown, "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}
+        }
+        assert f"ERROR: {json.dumps(error, separators=(',', ':'))}" in done.stderr.splitlines()
+
+
+@pytest.mark.parametrize(("agent", "upstream"), AGENTS)
+def test_the_agent_retries_a_rate_limit_and_a_cut_stream(agent: str, upstream: str, dirs: tuple[Path, Path]) -> None:
+    work, home = dirs
+    script = [
+        ErrorReply(status=429, message="Too many requests.", headers={"retry-after": "0"}),
+        DropStream(response="This answer is cut", after=3),
+        FINAL,
+    ]
+    with ScriptedServer(script) as server, _gateway_to(upstream, server) as gateway:
+        done = run_plain(agent, gateway, work, home)
+    assert (done.returncode, done.stdout.strip()) == (0, FINAL), done.stderr
+    assert server.request_count == 3
 
 
 # the README's "Use it from Claude Code / Codex / the OpenAI SDK" lines, through `toolwire serve`
