@@ -103,7 +103,12 @@ def _codec_family(module: str) -> str:
 
 
 # Shared by every codec, owned by none: helpers, the decoding boundary and the wire shapes it checks.
-_CODEC_INFRASTRUCTURE = {"toolwire.codecs._shared", "toolwire.codecs._guard", "toolwire.codecs._shapes"}
+_CODEC_INFRASTRUCTURE = {
+    "toolwire.codecs._shared",
+    "toolwire.codecs._guard",
+    "toolwire.codecs._shapes",
+    "toolwire.codecs._stream_encoding",
+}
 
 
 def test_codecs_never_import_each_other() -> None:

@@ -883,8 +883,13 @@ def test_encode_stream_shape() -> None:
         {"type": "content_block_stop", "index": 2},
         {
             "type": "message_delta",
-            "delta": {"stop_reason": "tool_use"},
-            "usage": {"output_tokens": 12, "output_tokens_details": {"thinking_tokens": 4}},
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {
+                "input_tokens": 7,
+                "output_tokens": 12,
+                "cache_read_input_tokens": None,
+                "output_tokens_details": {"thinking_tokens": 4},
+            },
         },
         {"type": "message_stop"},
     ]

@@ -903,10 +903,12 @@ def test_encode_stream_shape() -> None:
     assert parts == [
         [{"text": "Hell"}],
         [{"text": "o wo"}],
-        [{"text": "rld", "thoughtSignature": SIG_B}],
+        [{"text": "rld"}],
+        [{"text": "", "thoughtSignature": SIG_B}],  # a stream learns a part's signature at its end
         [{"functionCall": {"name": "f", "args": {"a": 1}, "id": "call_1"}, "thoughtSignature": SIG_A}],
     ]
     assert all("finishReason" not in c["candidates"][0] and "usageMetadata" not in c for c in chunks[:-1])
+    assert len(chunks) == 5  # the finish reason rides on the call's chunk
     assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
     assert chunks[-1]["usageMetadata"] == {
         "promptTokenCount": 3,

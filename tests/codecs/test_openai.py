@@ -1042,21 +1042,22 @@ def test_encode_stream_splits_arguments_and_ends_with_usage() -> None:
     deltas = [c["choices"][0]["delta"] if c["choices"] else None for c in chunks]
     assert deltas == [
         {"role": "assistant", "content": ""},
-        {"content": "Let me check bot"},
-        {"content": "h cities."},
+        {"content": "Let me ch"},
+        {"content": "eck both "},
+        {"content": "cities."},
         {
             "tool_calls": [
                 {
                     "index": 0,
                     "id": "call_a1B2c3D4e5F6g7H8i9J0kLmN",
                     "type": "function",
-                    "function": {"name": "get_weather", "arguments": '{"cit'},
+                    "function": {"name": "get_weather", "arguments": ""},  # as OpenAI opens a call
                 }
             ]
         },
         *[
             {"tool_calls": [{"index": 0, "function": {"arguments": p}}]}
-            for p in ['y":"P', 'aris"', ',"uni', 't":"c', "elsiu", 's"}']
+            for p in ['{"city":"Pa', 'ris","unit"', ':"celsius"}']
         ],
         {
             "tool_calls": [
@@ -1064,13 +1065,13 @@ def test_encode_stream_splits_arguments_and_ends_with_usage() -> None:
                     "index": 1,
                     "id": "call_Z9y8X7w6V5u4T3s2R1q0PoNm",
                     "type": "function",
-                    "function": {"name": "get_weather", "arguments": '{"cit'},
+                    "function": {"name": "get_weather", "arguments": ""},
                 }
             ]
         },
         *[
             {"tool_calls": [{"index": 1, "function": {"arguments": p}}]}
-            for p in ['y":"T', 'okyo"', ',"uni', 't":"c', "elsiu", 's"}']
+            for p in ['{"city":"To', 'kyo","unit"', ':"celsius"}']
         ],
         {},
         None,

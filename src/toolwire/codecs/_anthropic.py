@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-import math
 from typing import TYPE_CHECKING, Any, assert_never
 
 from toolwire.codecs._shared import (
@@ -293,58 +292,6 @@ def _encode_usage(usage: Usage) -> dict[str, Any]:
     if usage.reasoning_tokens is not None:
         wire["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
     return wire
-
-
-def _encode_stream(response: Response) -> list[dict[str, Any]]:
-    start = _encode_response(response) | {"content": [], "stop_reason": None}
-    usage = start.pop("usage", None)
-    final_usage: dict[str, Any] | None = None
-    if usage is not None:
-        # message_start reports the input and a token or so of output; message_delta the cumulative total.
-        final_usage = {k: usage.pop(k) for k in ("output_tokens", "output_tokens_details") if k in usage}
-        out = final_usage["output_tokens"]
-        start["usage"] = usage | {"output_tokens": min(out, 1) if out is not None else None}
-    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}, {"type": "ping"}]
-    for index, part in enumerate(response.message.parts):
-        events.extend(_encode_block_events(index, part))
-    delta: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": _wire_stop_reason(response)}}
-    if final_usage is not None:
-        delta["usage"] = final_usage
-    events += [delta, {"type": "message_stop"}]
-    return events
-
-
-def _encode_block_events(index: int, part: AssistantPart) -> list[dict[str, Any]]:
-    deltas: list[dict[str, Any]] = []
-    match part:
-        case TextPart():
-            block: dict[str, Any] = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": c} for c in _chunks(part.text)]
-        case ThinkingPart() if part.redacted:
-            block = {"type": "redacted_thinking", "data": part.signature or ""}
-        case ThinkingPart():
-            block = {"type": "thinking", "thinking": "", "signature": ""}
-            deltas = [{"type": "thinking_delta", "thinking": c} for c in _chunks(part.text)]
-            if part.signature:  # arrives right before content_block_stop (PROVIDERS.md §2.3)
-                deltas.append({"type": "signature_delta", "signature": part.signature})
-        case ToolCall():
-            block = {"type": "tool_use", "id": part.id, "name": part.name, "input": {}}
-            raw = _reply_input(part)
-            text = raw if isinstance(raw, str) else (dumps(raw) if raw else "")
-            # A no-argument tool streams one empty partial_json (LiteLLM PR #5064).
-            deltas = [{"type": "input_json_delta", "partial_json": c} for c in _chunks(text) or [""]]
-        case _:
-            assert_never(part)
-    return [
-        {"type": "content_block_start", "index": index, "content_block": block},
-        *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
-        {"type": "content_block_stop", "index": index},
-    ]
-
-
-def _chunks(text: str, pieces: int = 3) -> list[str]:
-    size = max(1, math.ceil(len(text) / pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 # Decode
@@ -709,7 +656,10 @@ class AnthropicCodec:
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:
         """Render a reply as stream event data objects, `message_start` to `message_stop`."""
-        return _encode_stream(response)
+        from toolwire.codecs._anthropic_encoder import AnthropicStreamEncoder
+        from toolwire.codecs._stream_encoding import replay
+
+        return replay(AnthropicStreamEncoder(reply=response), response)
 
 
 CODEC = AnthropicCodec()

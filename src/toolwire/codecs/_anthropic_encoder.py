@@ -35,16 +35,18 @@ class AnthropicStreamEncoder(SegmentedEncoder):
     id_prefix = "msg_"
 
     def start(self) -> list[WireEvent]:
-        message: dict[str, Any] = {
-            "id": self.response_id,
-            "type": "message",
-            "role": "assistant",
-            "model": self.model,
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
-        }
+        message: dict[str, Any] = {"id": self.response_id} if self.response_id is not None else {}
+        message.update(type="message", role="assistant")
+        if self.model is not None:
+            message["model"] = self.model
+        message.update(content=[], stop_reason=None, stop_sequence=None)
+        usage = self.reply.usage if self.reply is not None else None
+        if self.reply is None:
+            message["usage"] = {"input_tokens": 0, "output_tokens": 0}  # a relay learns them at the end
+        elif usage is not None:  # what Anthropic reports at the start: the input, a token of output
+            output = usage.output_tokens
+            message["usage"] = _encode_usage(usage) | {"output_tokens": min(output, 1) if output is not None else None}
+            message["usage"].pop("output_tokens_details", None)
         return [_event({"type": "message_start", "message": message}), _event({"type": "ping"})]
 
     def open(self, segment: Segment) -> list[WireEvent]:
@@ -62,10 +64,15 @@ class AnthropicStreamEncoder(SegmentedEncoder):
         return [self._delta(segment, {"type": kind, key: text})]
 
     def close(self, segment: Segment) -> list[WireEvent]:
-        return [_event({"type": "content_block_stop", "index": segment.position})]
+        stop = _event({"type": "content_block_stop", "index": segment.position})
+        if segment.kind == "call" and not segment.text:  # a no-argument tool streams one empty fragment
+            return [*self.delta(segment, ""), stop]
+        return [stop]
 
     def complete(self, segment: Segment, part: AssistantPart) -> list[WireEvent]:
         match part:
+            case ThinkingPart(redacted=True):
+                return []  # its start block held everything
             case TextPart(text=text) | ThinkingPart(text=text):
                 out = self.more(segment, missing_text(segment, text))
                 if isinstance(part, ThinkingPart) and part.signature and part.provider in (NAME, None):
@@ -87,6 +94,8 @@ class AnthropicStreamEncoder(SegmentedEncoder):
         delta["delta"]["stop_sequence"] = None
         if response.usage is not None:
             delta["usage"] = _encode_usage(response.usage)
+        elif self.reply is None:  # the SDKs read message_delta.usage.output_tokens unconditionally
+            delta["usage"] = {"output_tokens": 0}
         return [_event(delta), _event({"type": "message_stop"})]
 
     def _delta(self, segment: Segment, delta: dict[str, Any]) -> WireEvent:

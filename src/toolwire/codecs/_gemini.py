@@ -33,7 +33,6 @@ from toolwire.codecs._gemini_stream import (
     call_metadata,
     decode_response,
     encode_response,
-    encode_stream,
     gemini_metadata,
 )
 from toolwire.codecs._shared import derived_call_id, parse_arguments, require_dict, sniff_image_type, warn_once
@@ -139,7 +138,10 @@ class GeminiCodec:
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:
         """Render a reply as Gemini's stream chunks."""
-        return encode_stream(response)
+        from toolwire.codecs._gemini_encoder import GeminiStreamEncoder
+        from toolwire.codecs._stream_encoding import replay
+
+        return replay(GeminiStreamEncoder(reply=response), response)
 
     def decode_request(self, body: dict[str, Any]) -> Request:
         """Read a body back; whatever the neutral form cannot hold goes to `Request.extra`.

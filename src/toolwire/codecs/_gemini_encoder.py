@@ -10,15 +10,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.codecs._gemini_stream import NAME, _encode_usage, _wire_finish_reason, gemini_metadata
+from toolwire.codecs._gemini_stream import NAME, _encode_usage, _wire_call_id, _wire_finish_reason, gemini_metadata
 from toolwire.codecs._stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
-from toolwire.types import AssistantPart, Response, TextPart, ThinkingPart, ToolCall
+from toolwire.types import AssistantPart, Done, Response, StreamEvent, TextPart, ThinkingPart, ToolCall
 
 __all__ = ["GeminiStreamEncoder"]
 
 
 class GeminiStreamEncoder(SegmentedEncoder):
     """See the module docstring."""
+
+    def __init__(
+        self, model: str | None = None, response_id: str | None = None, *, reply: Response | None = None
+    ) -> None:
+        super().__init__(model, response_id, reply=reply)
+        self._held: list[WireEvent] = []  # sent with the next chunk: the last one carries the finish
+
+    def feed(self, event: StreamEvent) -> list[WireEvent]:
+        """See `SegmentedEncoder.feed`; the finish reason rides on the last call's chunk, as Gemini sends it."""
+        out = super().feed(event)
+        calls, self._held = self._held, []
+        if not isinstance(event, Done) or not calls or not out:
+            return calls + out
+        *before, end = out
+        last = calls[-1].data
+        calls[-1] = WireEvent(last | end.data | {"candidates": [last["candidates"][0] | end.data["candidates"][0]]})
+        return before + calls
 
     def open(self, segment: Segment) -> list[WireEvent]:
         return []
@@ -44,9 +61,10 @@ class GeminiStreamEncoder(SegmentedEncoder):
                 return self._with_signature(out, signature, {"thought": True})
             case ToolCall() if not segment.state.get("sent"):
                 own = gemini_metadata(part.metadata)
-                issued = own.get("id")
-                call: dict[str, Any] = {"id": issued if isinstance(issued, str) else part.id, "name": part.name}
-                call["args"] = part.arguments
+                call: dict[str, Any] = {"name": part.name, "args": part.arguments}
+                call_id = self._call_id(part, own.get("id"))
+                if call_id is not None:
+                    call["id"] = call_id
                 signature = own.get("thought_signature")
                 extra = {"thoughtSignature": signature} if isinstance(signature, str) else {}
                 return self._send_call(segment, call, extra)
@@ -63,7 +81,13 @@ class GeminiStreamEncoder(SegmentedEncoder):
         self, segment: Segment, call: dict[str, Any], extra: dict[str, Any] | None = None
     ) -> list[WireEvent]:
         segment.state["sent"] = True
-        return [self._chunk({"functionCall": call, **(extra or {})})]
+        self._held.append(self._chunk({"functionCall": call, **(extra or {})}))
+        return []
+
+    def _call_id(self, call: ToolCall, issued: Any) -> str | None:
+        if self.reply is not None:  # rendering a known reply: the id as the whole body gives it
+            return _wire_call_id(self.reply, call)
+        return issued if isinstance(issued, str) else call.id
 
     def _with_signature(self, out: list[WireEvent], signature: Any, fields: dict[str, Any]) -> list[WireEvent]:
         """Gemini puts a part's signature on its last piece; here it comes as an empty piece."""
@@ -76,4 +100,5 @@ class GeminiStreamEncoder(SegmentedEncoder):
         return WireEvent({"candidates": [candidate]} | self._meta())
 
     def _meta(self) -> dict[str, Any]:
-        return {"modelVersion": self.model, "responseId": self.response_id}
+        meta = {"modelVersion": self.model, "responseId": self.response_id}
+        return {key: value for key, value in meta.items() if value is not None}

@@ -38,7 +38,7 @@ from toolwire.types import (
     Usage,
 )
 
-__all__ = ["NAME", "GeminiStreamDecoder", "decode_response", "encode_response", "encode_stream"]
+__all__ = ["NAME", "GeminiStreamDecoder", "decode_response", "encode_response"]
 
 NAME = "gemini"
 
@@ -97,41 +97,6 @@ def encode_response(response: Response) -> dict[str, Any]:
         candidate["content"] = {}  # what Gemini sends for an empty turn (e.g. MALFORMED_FUNCTION_CALL)
     body: dict[str, Any] = {"candidates": [candidate]}
     return _with_reply_meta(body, response, usage=True)
-
-
-def encode_stream(response: Response) -> list[dict[str, Any]]:
-    """Render a reply as `streamGenerateContent` chunks: text in pieces, each call whole."""
-    pieces: list[dict[str, Any]] = []
-    for part in response.message.parts:
-        pieces.extend(_stream_pieces(part, _wire_call_id(response, part)))
-    chunks = [_with_reply_meta({"candidates": [{"content": _model(p), "index": 0}]}, response) for p in pieces]
-    if not chunks:
-        chunks.append(_with_reply_meta({"candidates": [{"content": {}, "index": 0}]}, response))
-    chunks[-1]["candidates"][0]["finishReason"] = _wire_finish_reason(response)
-    chunks[-1] = _with_reply_meta(chunks[-1], response, usage=True)
-    return chunks
-
-
-def _model(part: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "model", "parts": [part]}
-
-
-def _stream_pieces(part: AssistantPart, call_id: str | None) -> list[dict[str, Any]]:
-    whole = _encode_reply_part(part, call_id)
-    if whole is None or "functionCall" in whole or not whole["text"]:
-        return [] if whole is None else [whole]
-    pieces = [{**whole, "text": text} for text in _chunks(whole["text"])]
-    signature = whole.get("thoughtSignature")
-    for piece in pieces[:-1]:
-        piece.pop("thoughtSignature", None)  # Gemini puts it on the part's last chunk
-    if signature is not None:
-        pieces[-1]["thoughtSignature"] = signature
-    return pieces
-
-
-def _chunks(text: str, pieces: int = 3) -> list[str]:
-    size = max(1, -(-len(text) // pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def _encode_reply_part(part: AssistantPart, call_id: str | None) -> dict[str, Any] | None:

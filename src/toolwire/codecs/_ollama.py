@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-import math
 from typing import TYPE_CHECKING, Any, assert_never
 
 from toolwire.codecs._shared import (
@@ -308,27 +307,6 @@ def _encode_response(response: Response) -> dict[str, Any]:
 
 def _reply_thinking(response: Response) -> str:
     return "".join(p.text for p in response.message.parts if isinstance(p, ThinkingPart) and not p.redacted)
-
-
-def _encode_stream(response: Response) -> list[dict[str, Any]]:
-    created_at = _reply_created_at(response)
-    lines: list[dict[str, Any]] = []
-    for piece in _chunks(_reply_thinking(response)):
-        lines.append(_reply_line(response, created_at, {"content": "", "thinking": piece}))
-    for piece in _chunks(response.text):
-        lines.append(_reply_line(response, created_at, {"content": piece}))
-    # The server's tool parser buffers until a call is complete: each call arrives whole.
-    for call in _reply_calls(response, created_at):
-        lines.append(_reply_line(response, created_at, {"content": "", "tool_calls": [call]}))
-    lines.append({**_reply_line(response, created_at, {"content": ""}), **_done_fields(response)})
-    for line in lines[:-1]:
-        line["done"] = False
-    return lines
-
-
-def _chunks(text: str, pieces: int = 3) -> list[str]:
-    size = max(1, math.ceil(len(text) / pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 # Decode
@@ -639,7 +617,10 @@ class OllamaCodec:
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:
         """Render a reply as NDJSON lines: thinking, content, whole calls, then the `done` line."""
-        return _encode_stream(response)
+        from toolwire.codecs._ollama_encoder import OllamaStreamEncoder
+        from toolwire.codecs._stream_encoding import replay
+
+        return replay(OllamaStreamEncoder(reply=response), response)
 
 
 CODEC = OllamaCodec()

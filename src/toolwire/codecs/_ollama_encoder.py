@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from toolwire.codecs._ollama import _done_fields
+from toolwire.codecs._ollama import _done_fields, _reply_calls, _reply_created_at
 from toolwire.codecs._stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
 from toolwire.types import AssistantPart, Response, TextPart, ThinkingPart, ToolCall
 
@@ -20,9 +20,16 @@ __all__ = ["OllamaStreamEncoder"]
 class OllamaStreamEncoder(SegmentedEncoder):
     """See the module docstring."""
 
-    def __init__(self, model: str | None = None, response_id: str | None = None) -> None:
-        super().__init__(model, response_id)
-        self._created_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    def __init__(
+        self, model: str | None = None, response_id: str | None = None, *, reply: Response | None = None
+    ) -> None:
+        super().__init__(model, response_id, reply=reply)
+        if reply is not None:  # rendering a known reply: its timestamp and calls as the whole body has them
+            self._created_at = _reply_created_at(reply)
+            self._rendered = _reply_calls(reply, self._created_at)
+        else:
+            self._created_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            self._rendered = []
 
     def open(self, segment: Segment) -> list[WireEvent]:
         return []
@@ -41,6 +48,10 @@ class OllamaStreamEncoder(SegmentedEncoder):
         match part:
             case TextPart(text=text) | ThinkingPart(text=text):
                 return self.more(segment, missing_text(segment, text))
+            case ToolCall() if not segment.state.get("sent") and self.reply is not None:
+                segment.state["sent"] = True
+                position = next(i for i, call in enumerate(self.reply.tool_calls) if call is part)
+                return [self._line({"content": "", "tool_calls": [self._rendered[position]]})]
             case ToolCall() if not segment.state.get("sent"):
                 raw = part.metadata.get("raw_arguments")
                 return self._send_call(segment, raw if isinstance(raw, str) else part.arguments)
@@ -55,5 +66,5 @@ class OllamaStreamEncoder(SegmentedEncoder):
         return [self._line({"content": "", "tool_calls": [{"id": segment.call_id, "function": function}]})]
 
     def _line(self, message: dict[str, Any]) -> WireEvent:
-        body = {"model": self.model, "created_at": self._created_at, "message": {"role": "assistant", **message}}
+        body = {"model": self.model or "", "created_at": self._created_at, "message": {"role": "assistant", **message}}
         return WireEvent(body | {"done": False})

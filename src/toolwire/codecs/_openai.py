@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from toolwire.codecs._openai_messages import NAME, decode_messages, encode_messages
-from toolwire.codecs._openai_replies import OpenAIStreamDecoder, decode_response, encode_response, encode_stream
+from toolwire.codecs._openai_replies import OpenAIStreamDecoder, decode_response, encode_response
 from toolwire.codecs._shared import require_dict, warn_once
 from toolwire.errors import CodecError
 from toolwire.types import NamedToolChoice, Request, Response, ToolChoice, ToolDefinition
@@ -220,7 +220,10 @@ class OpenAICodec:
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:
         """Render a reply as `chat.completion.chunk` objects (without the `[DONE]` marker)."""
-        return encode_stream(response)
+        from toolwire.codecs._openai_encoder import OpenAIStreamEncoder
+        from toolwire.codecs._stream_encoding import replay
+
+        return replay(OpenAIStreamEncoder(reply=response), response)
 
 
 def _encode_tool_choice(choice: ToolChoice | None) -> str | dict[str, Any] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from toolwire.codecs._openai_messages import NAME, REASONING_FIELDS, is_refusal
 from toolwire.codecs._openai_replies import _REPLY_REASONING, _encode_usage, _finish_reason
 from toolwire.codecs._shared import dumps
 from toolwire.codecs._stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
@@ -25,10 +26,14 @@ class OpenAIStreamEncoder(SegmentedEncoder):
 
     id_prefix = "chatcmpl-"
 
-    def __init__(self, model: str | None = None, response_id: str | None = None) -> None:
-        super().__init__(model, response_id)
-        self._head = {"id": self.response_id, "object": "chat.completion.chunk", "created": int(time.time())}
-        self._head["model"] = self.model
+    def __init__(
+        self, model: str | None = None, response_id: str | None = None, *, reply: Response | None = None
+    ) -> None:
+        super().__init__(model, response_id, reply=reply)
+        self._head: dict[str, Any] = {} if self.response_id is None else {"id": self.response_id}
+        self._head.update(object="chat.completion.chunk", created=int(time.time()))
+        if self.model is not None:
+            self._head["model"] = self.model
 
     def start(self) -> list[WireEvent]:
         return [self._chunk({"role": "assistant", "content": ""})]
@@ -38,13 +43,21 @@ class OpenAIStreamEncoder(SegmentedEncoder):
             return []
         function = {"name": segment.name, "arguments": ""}
         entry = {"index": segment.call_index, "id": segment.call_id, "type": "function", "function": function}
+        opaque = segment.part.metadata.get(NAME) if segment.part is not None else None
+        if isinstance(opaque, dict) and "extra_content" in opaque:
+            entry["extra_content"] = opaque["extra_content"]  # Gemini's OpenAI endpoint: its signature
         return [self._chunk({"tool_calls": [entry]})]
 
     def delta(self, segment: Segment, text: str) -> list[WireEvent]:
+        part = segment.part
+        if isinstance(part, TextPart) and is_refusal(part):
+            return [self._chunk({"refusal": text})]
         if segment.kind == "text":
             return [self._chunk({"content": text})]
         if segment.kind == "thinking":
-            return [self._chunk({_REPLY_REASONING: text})]
+            opaque = part.metadata.get(NAME) if part is not None else None
+            field = opaque.get("field") if isinstance(opaque, dict) else None
+            return [self._chunk({field if field in REASONING_FIELDS else _REPLY_REASONING: text})]
         return [self._chunk({"tool_calls": [{"index": segment.call_index, "function": {"arguments": text}}]})]
 
     def close(self, segment: Segment) -> list[WireEvent]:

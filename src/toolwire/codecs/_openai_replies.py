@@ -36,7 +36,7 @@ from toolwire.types import (
     Usage,
 )
 
-__all__ = ["OpenAIStreamDecoder", "decode_response", "encode_response", "encode_stream"]
+__all__ = ["OpenAIStreamDecoder", "decode_response", "encode_response"]
 
 # tables
 
@@ -54,8 +54,6 @@ _FINISH_REASONS: dict[StopReason, str] = {
     StopReason.CONTENT_FILTER: "content_filter",
 }
 _REPLY_REASONING = "reasoning_content"  # where a rendered reply puts unlabelled reasoning
-_TEXT_PIECE = 16  # characters per rendered content chunk
-_ARGUMENTS_PIECE = 5  # characters per rendered arguments fragment
 
 # decode
 
@@ -295,34 +293,6 @@ def encode_response(response: Response) -> dict[str, Any]:
     return body
 
 
-def encode_stream(response: Response) -> list[dict[str, Any]]:
-    """Render a reply as `chat.completion.chunk` objects the way OpenAI streams them.
-
-    Text comes in short pieces, arguments in ~5-character fragments with id and name only on a
-    call's first one, the finish reason in a chunk of its own, usage in a final `choices: []`.
-    """
-    head = _head(response, "chat.completion.chunk")
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
-
-    message = encode_assistant(response.message, _REPLY_REASONING, reply=True)
-    chunks = [chunk({"role": "assistant", "content": ""})]
-    for field in (*REASONING_FIELDS, "content", "refusal"):
-        if isinstance(message.get(field), str):
-            chunks.extend(chunk({field: piece}) for piece in _pieces(message[field], _TEXT_PIECE))
-    for index, call in enumerate(message.get("tool_calls", [])):
-        first, *rest = _pieces(call["function"]["arguments"], _ARGUMENTS_PIECE) or [""]
-        start = {"index": index, **call, "function": {**call["function"], "arguments": first}}
-        chunks.append(chunk({"tool_calls": [start]}))
-        chunks.extend(chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in rest)
-    chunks.append(chunk({}, _finish_reason(response)))
-    usage = _encode_usage(response.usage)
-    if usage is not None:
-        chunks.append({**head, "choices": [], "usage": usage})
-    return chunks
-
-
 def _head(response: Response, kind: str) -> dict[str, Any]:
     head: dict[str, Any] = {"id": response.id} if response.id is not None else {}
     head.update(object=kind, created=int(time.time()))
@@ -350,10 +320,6 @@ def _encode_usage(usage: Usage | None) -> dict[str, Any] | None:
     if usage.reasoning_tokens is not None:
         wire["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
     return wire
-
-
-def _pieces(text: str, size: int) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def _present(mapping: dict[str, Any]) -> int:

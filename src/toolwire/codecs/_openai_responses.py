@@ -37,7 +37,6 @@ from toolwire.codecs._openai_responses_replies import (
     decode_response,
     encode_parts,
     encode_response,
-    encode_stream,
     warned,
 )
 from toolwire.codecs._shared import (
@@ -369,7 +368,10 @@ class OpenAIResponsesCodec:
 
     def encode_stream(self, response: Response) -> list[dict[str, Any]]:
         """Render a reply as the stream events the API sends, `sequence_number`s included."""
-        return encode_stream(response)
+        from toolwire.codecs._openai_responses_encoder import ResponsesStreamEncoder
+        from toolwire.codecs._stream_encoding import replay
+
+        return replay(ResponsesStreamEncoder(reply=response), response)
 
 
 CODEC = OpenAIResponsesCodec()

@@ -28,20 +28,23 @@ class ResponsesStreamEncoder(SegmentedEncoder):
 
     id_prefix = "resp_"
 
-    def __init__(self, model: str | None = None, response_id: str | None = None) -> None:
-        super().__init__(model, response_id)
+    def __init__(
+        self, model: str | None = None, response_id: str | None = None, *, reply: Response | None = None
+    ) -> None:
+        super().__init__(model, response_id, reply=reply)
+        self._id = self.response_id or "resp_toolwire"  # what the whole body says of an id-less reply
         self._number = 0
         self._items: list[dict[str, Any]] = []
 
     def start(self) -> list[WireEvent]:
         empty = Response(
-            message=AssistantMessage(parts=[]), stop_reason=StopReason.END_TURN, model=self.model, id=self.response_id
+            message=AssistantMessage(parts=[]), stop_reason=StopReason.END_TURN, model=self.model, id=self._id
         )
         body = encode_response(empty) | {"status": "in_progress", "usage": None}
         return [self._event("response.created", response=body), self._event("response.in_progress", response=body)]
 
     def open(self, segment: Segment) -> list[WireEvent]:
-        item_id = derived_call_id(self.response_id, segment.position, _ID_PREFIX[segment.kind])
+        item_id = derived_call_id(self._id, segment.position, _ID_PREFIX[segment.kind])
         segment.state["id"] = item_id
         where = {"output_index": segment.position}
         if segment.kind == "call":
@@ -110,7 +113,7 @@ class ResponsesStreamEncoder(SegmentedEncoder):
         return []
 
     def end(self, response: Response) -> list[WireEvent]:
-        final = encode_response(response) | {"id": self.response_id, "model": self.model, "output": self._items}
+        final = encode_response(response) | {"id": self._id, "model": self.model or "", "output": self._items}
         kind = {"completed": "response.completed", "failed": "response.failed"}.get(final["status"])
         return [self._event(kind or "response.incomplete", response=final)]
 

@@ -38,7 +38,6 @@ __all__ = [
     "decode_response",
     "encode_parts",
     "encode_response",
-    "encode_stream",
     "warned",
 ]
 
@@ -581,72 +580,3 @@ def _encode_usage(usage: Usage | None) -> dict[str, Any] | None:
         "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens or 0},
         "total_tokens": inputs + outputs,
     }
-
-
-def _chunks(text: str, pieces: int = 3) -> list[str]:
-    size = max(1, -(-len(text) // pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def encode_stream(response: Response) -> list[dict[str, Any]]:
-    final = encode_response(response)
-    start = {**final, "status": "in_progress", "output": [], "usage": None, "incomplete_details": None, "error": None}
-    events: list[dict[str, Any]] = [
-        {"type": "response.created", "response": start},
-        {"type": "response.in_progress", "response": start},
-    ]
-    for index, item in enumerate(final["output"]):
-        events.extend(_stream_item(item, index))
-    terminal = {"completed": "response.completed", "failed": "response.failed"}.get(final["status"])
-    events.append({"type": terminal or "response.incomplete", "response": final})
-    return [{**event, "sequence_number": number} for number, event in enumerate(events)]
-
-
-def _stream_item(item: dict[str, Any], index: int) -> list[dict[str, Any]]:
-    where = {"item_id": item["id"], "output_index": index}
-    if item["type"] == "function_call":
-        added = {**item, "arguments": "", "status": "in_progress"}
-        body = [
-            {"type": "response.function_call_arguments.delta", **where, "delta": piece}
-            for piece in _chunks(item["arguments"])
-        ]
-        done = {"type": "response.function_call_arguments.done", **where, "name": item["name"]}
-        body.append(done | {"arguments": item["arguments"]})
-    elif item["type"] == "reasoning":
-        added = {"type": "reasoning", "id": item["id"], "summary": []}
-        body = [event for number, part in enumerate(item["summary"]) for event in _stream_summary(where, number, part)]
-    else:
-        added = {**item, "content": [], "status": "in_progress"}
-        body = [event for number, part in enumerate(item["content"]) for event in _stream_content(where, number, part)]
-    return [
-        {"type": "response.output_item.added", "output_index": index, "item": added},
-        *body,
-        {"type": "response.output_item.done", "output_index": index, "item": item},
-    ]
-
-
-def _stream_summary(where: dict[str, Any], number: int, part: dict[str, Any]) -> list[dict[str, Any]]:
-    at = {**where, "summary_index": number}
-    return [
-        {"type": "response.reasoning_summary_part.added", **at, "part": {"type": "summary_text", "text": ""}},
-        *({"type": "response.reasoning_summary_text.delta", **at, "delta": p} for p in _chunks(part["text"])),
-        {"type": "response.reasoning_summary_text.done", **at, "text": part["text"]},
-        {"type": "response.reasoning_summary_part.done", **at, "part": part},
-    ]
-
-
-def _stream_content(where: dict[str, Any], number: int, part: dict[str, Any]) -> list[dict[str, Any]]:
-    at = {**where, "content_index": number}
-    extra: dict[str, Any]
-    if part["type"] == "refusal":
-        text, empty, kind, extra = part["refusal"], {"type": "refusal", "refusal": ""}, "response.refusal", {}
-        done = {"type": "response.refusal.done", **at, "refusal": text}
-    else:
-        text, empty, kind, extra = part["text"], {**part, "text": ""}, "response.output_text", {"logprobs": []}
-        done = {"type": "response.output_text.done", **at, "text": text, **extra}
-    return [
-        {"type": "response.content_part.added", **at, "part": empty},
-        *({"type": f"{kind}.delta", **at, "delta": p, **extra} for p in _chunks(text)),
-        done,
-        {"type": "response.content_part.done", **at, "part": part},
-    ]

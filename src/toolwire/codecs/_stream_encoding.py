@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from toolwire.codecs._shared import parse_arguments
+from toolwire.codecs._shared import dumps, parse_arguments
 from toolwire.types import (
     AssistantMessage,
     AssistantPart,
@@ -31,7 +31,7 @@ from toolwire.types import (
     ToolCallDelta,
 )
 
-__all__ = ["Segment", "SegmentedEncoder", "WireEvent", "new_id"]
+__all__ = ["Segment", "SegmentedEncoder", "WireEvent", "new_id", "replay"]
 
 Kind = Literal["text", "thinking", "call"]
 
@@ -57,6 +57,7 @@ class Segment:
         name: The tool's name (calls only).
         closed: Whether its closing events were sent.
         state: Room for the protocol's own bookkeeping (an item id, whether a call was sent).
+        part: The final part, when the sender knew it before streaming it (see `expect`).
     """
 
     kind: Kind
@@ -67,6 +68,7 @@ class Segment:
     name: str = ""
     closed: bool = False
     state: dict[str, Any] = field(default_factory=dict)
+    part: AssistantPart | None = None
 
 
 def new_id(prefix: str) -> str:
@@ -86,16 +88,22 @@ class SegmentedEncoder(ABC):
     Args:
         model: The model name the stream reports (known before the reply is).
         response_id: The reply's id; one is made up when not given.
+        reply: The whole reply, when it is known before streaming (a test server rendering
+            it): the stream then reports its id, model and usage exactly, `None`s included.
     """
 
     id_prefix = "resp_"
 
-    def __init__(self, model: str | None = None, response_id: str | None = None) -> None:
-        self.model = model or ""
-        self.response_id = response_id or new_id(self.id_prefix)
+    def __init__(
+        self, model: str | None = None, response_id: str | None = None, *, reply: Response | None = None
+    ) -> None:
+        self.reply = reply
+        self.model = reply.model if reply is not None else model
+        self.response_id = reply.id if reply is not None else (response_id or new_id(self.id_prefix))
         self.segments: list[Segment] = []
         self._calls: dict[int, Segment] = {}  # neutral ToolCallDelta.index -> its segment
         self._current: Segment | None = None
+        self._upcoming: AssistantPart | None = None
         self._started = False
         self._ended = False
 
@@ -165,7 +173,8 @@ class SegmentedEncoder(ABC):
 
     def _switch(self, kind: Kind) -> tuple[Segment, list[WireEvent]]:
         out = self._close_current()
-        segment = Segment(kind, len(self.segments))
+        segment = Segment(kind, len(self.segments), part=self._upcoming)
+        self._upcoming = None
         self.segments.append(segment)
         self._current = segment
         return segment, out
@@ -208,7 +217,7 @@ class SegmentedEncoder(ABC):
         for part, segment in self._line_up(response.message.parts):
             if segment is None:
                 unmatched.append(part)
-            else:
+            elif not segment.state.get("whole"):  # a part sent whole is complete already
                 out += self.complete(segment, part)
         out += self._close_current()
         for part in unmatched:
@@ -222,17 +231,41 @@ class SegmentedEncoder(ABC):
         next_free = 0
         for part in parts:
             kind = _kind(part)
-            found = next((s for s in self.segments[next_free:] if s.kind == kind), None)
-            if isinstance(part, ThinkingPart) and part.redacted:
-                found = None  # redacted reasoning never streams: it is a block of its own
+            redacted = isinstance(part, ThinkingPart) and part.redacted  # never streamed: sent whole
+            found = next(
+                (s for s in self.segments[next_free:] if s.kind == kind and s.state.get("redacted", False) == redacted),
+                None,
+            )
             if found is not None:
                 next_free = found.position + 1
             pairs.append((part, found))
         return pairs
 
+    def part(self, part: AssistantPart) -> list[WireEvent]:
+        """Send a whole part now, as a segment of its own (a part no delta can carry)."""
+        out: list[WireEvent] = [] if self._started else self.start()
+        self._started = True
+        return out + self._whole(part)
+
+    def expect(self, part: AssistantPart) -> None:
+        """Say which part the next deltas make (a sender that knows the reply), for its metadata."""
+        self._upcoming = part
+
+    def settle(self, part: AssistantPart) -> list[WireEvent]:
+        """Bring the segment being streamed up to its final `part` now, not at `Done`.
+
+        For a sender that knows the whole reply: a signature then goes before the part's end.
+        """
+        segment = self._current
+        if segment is None or segment.kind != _kind(part) or segment.state.get("whole"):
+            return []
+        segment.state["whole"] = True
+        return self.complete(segment, part)
+
     def _whole(self, part: AssistantPart) -> list[WireEvent]:
-        """A part that streamed nothing, sent as a segment of its own."""
         segment, out = self._switch(_kind(part))
+        segment.state["redacted"] = isinstance(part, ThinkingPart) and part.redacted
+        segment.state["whole"] = True
         if isinstance(part, ToolCall):
             segment.call_index = sum(1 for s in self.segments if s.kind == "call") - 1
             segment.call_id, segment.name = part.id, part.name
@@ -257,3 +290,42 @@ class SegmentedEncoder(ABC):
 def missing_text(segment: Segment, final: str) -> str:
     """What `final` has beyond what the segment streamed ('' when they disagree)."""
     return final[len(segment.text) :] if final.startswith(segment.text) else ""
+
+
+def replay(encoder: SegmentedEncoder, response: Response, pieces: int = 3) -> list[dict[str, Any]]:
+    """A whole reply as the stream events `encoder` sends for it (test servers render replies so).
+
+    Each part streams in about `pieces` deltas; one no delta can carry (redacted reasoning, or
+    a part right after one of its own kind, whose deltas would run into it) is sent whole.
+    """
+    wire: list[WireEvent] = []
+    previous: type | None = None
+    calls = 0
+    for part in response.message.parts:
+        events: list[StreamEvent] = []
+        match part:
+            case TextPart() | ThinkingPart() if previous is type(part) or getattr(part, "redacted", False):
+                wire += encoder.part(part)
+            case TextPart():
+                events = [TextDelta(piece) for piece in _pieces(part.text, pieces)]
+            case ThinkingPart():
+                events = [ThinkingDelta(piece) for piece in _pieces(part.text, pieces)]
+            case ToolCall():
+                raw = part.metadata.get("raw_arguments")
+                arguments = raw if isinstance(raw, str) else (dumps(part.arguments) if part.arguments else "")
+                events.append(ToolCallDelta(calls, part.id, part.name, ""))
+                events += [ToolCallDelta(calls, None, None, piece) for piece in _pieces(arguments, pieces)]
+                calls += 1
+        if events:
+            encoder.expect(part)
+        wire += [w for event in events for w in encoder.feed(event)]
+        if events:
+            wire += encoder.settle(part)
+        previous = type(part)
+    wire += encoder.feed(Done(response))
+    return [w.data for w in wire]
+
+
+def _pieces(text: str, pieces: int) -> list[str]:
+    size = max(1, -(-len(text) // pieces))
+    return [text[i : i + size] for i in range(0, len(text), size)]
