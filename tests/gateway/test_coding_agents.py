@@ -277,6 +277,33 @@ def test_codex_runs_its_tools_through_the_gateway(upstream: str, dirs: tuple[Pat
     assert "A\nB\n" in loop.results()[2]  # the command's output went back to the upstream model
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_reply_that_ends_in_text_has_no_carrier_block(stream: bool) -> None:
+    """Claude Code prints the text of the last content block: a carrier after it printed nothing.
+
+    No provider needs context back from a turn without calls, so it is dropped there (and named
+    in `x-toolwire-dropped` when the headers are still to be sent); turns with calls keep theirs.
+    Needs no npm: plain HTTP, as Claude Code sends it.
+    """
+    with ScriptedServer(["The answer."]) as server, _gateway_to("openai-responses", server) as gateway:
+        body = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 64,
+            "stream": stream,
+            "messages": [{"role": "user", "content": "hi"}],
+        }
+        answer = httpx2.post(gateway.url + "/v1/messages", json=body, headers={"x-api-key": "k"}, timeout=60)
+    assert answer.status_code == 200
+    if stream:
+        events = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ")]
+        blocks = [e["content_block"]["type"] for e in events if e["type"] == "content_block_start"]
+        assert (blocks, answer.headers.get("x-toolwire-dropped")) == (["text"], None)
+    else:
+        content = answer.json()["content"]
+        assert content == [{"type": "text", "text": "The answer."}]
+        assert answer.headers["x-toolwire-dropped"] == "context:openai-responses"  # the Responses message item id
+
+
 # errors, as each agent sees them
 
 REJECTION = "tools.0.name: String should match pattern '^[a-zA-Z0-9_-]+$'"
