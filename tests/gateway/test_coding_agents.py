@@ -39,6 +39,7 @@ from toolwire.types import (
     Request,
     Response,
     StopReason,
+    SystemMessage,
     TextPart,
     ThinkingPart,
     ToolCall,
@@ -313,16 +314,20 @@ SHOWN = (  # the gateway's message, in the agent's protocol; {} is the upstream
 )
 
 
-def run_plain(agent: str, gateway: Gateway, work: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    """The agent asked a question that needs no tool; its exit status is left to the caller."""
+def run_plain(
+    agent: str, gateway: Gateway, work: Path, home: Path, allow: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """The agent asked one thing; its exit status is left to the caller. Codex runs commands unsandboxed."""
     if agent == "claude":
         env = hermetic_env(home) | {"ANTHROPIC_BASE_URL": gateway.url, "ANTHROPIC_API_KEY": "sk-ant-unused"}
         argv = [str(CLAUDE), "-p", "Say hello.", "--model", "claude-sonnet-4-6"]
+        argv += ["--allowedTools", allow] if allow else []
     else:
         env = hermetic_env(home) | {"TOOLWIRE_KEY": "unused"}
         (home / "codex").mkdir()
         (home / "codex" / "config.toml").write_text(codex_config(gateway.url + "/v1"), encoding="utf-8")
-        argv = [str(CODEX), "exec", "--skip-git-repo-check", "--ephemeral", "--color", "never", "Say hello."]
+        argv = [str(CODEX), "exec", "--skip-git-repo-check", "--ephemeral", "--color", "never"]
+        argv += ["--dangerously-bypass-approvals-and-sandbox", "Say hello."]
     return subprocess.run(
         argv, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300
     )
@@ -365,6 +370,37 @@ def test_the_agent_retries_a_rate_limit_and_a_cut_stream(agent: str, upstream: s
         done = run_plain(agent, gateway, work, home)
     assert (done.returncode, done.stdout.strip()) == (0, FINAL), done.stderr
     assert server.request_count == 3
+
+
+# a model served without a tool parser (tool_mode = "text")
+
+
+def written_call(agent: str, work: Path) -> str:
+    """A call as such a model writes it, in the format the text-mode prompt asks for."""
+    if agent == "claude":
+        args = {"file_path": str(work / "a.txt"), "content": "A\n"}
+        return "I'll write it.\nTOOL_CALL: " + json.dumps({"name": "Write", "args": args})
+    return "TOOL_CALL: " + json.dumps({"name": "exec_command", "args": {"cmd": "echo A > a.txt"}})
+
+
+@pytest.mark.parametrize(
+    "agent", [pytest.param("claude", marks=needs_claude), pytest.param("codex", marks=needs_codex)]
+)
+def test_a_model_without_tool_calling_drives_the_agent_in_text_mode(agent: str, dirs: tuple[Path, Path]) -> None:
+    work, home = dirs
+    with ScriptedServer([written_call(agent, work), FINAL]) as server:
+        route = Route(model="*", target="ollama:qwen3", base_url=server.base_url, tool_mode="text")
+        with Gateway(create_app([route])) as gateway:
+            done = run_plain(agent, gateway, work, home, allow="Write")
+    assert (done.returncode, done.stdout.strip()) == (0, FINAL), done.stderr
+    assert (work / "a.txt").read_text(encoding="utf-8") == "A\n"
+    first, second = (r.request for r in server.requests)
+    assert first is not None and second is not None
+    assert ["tools" in r.body for r in server.requests] == [False, False]  # the tools went into the prompt
+    name = "Write" if agent == "claude" else "exec_command"
+    prompt = "\n".join(m.content for m in first.messages if isinstance(m, SystemMessage))
+    assert "TOOL_CALL" in prompt and name in prompt
+    assert f"TOOL_RESULT (result) for {name} [" in str(second.messages[-1])  # the agent's result, written back
 
 
 # the README's "Use it from Claude Code / Codex / the OpenAI SDK" lines, through `toolwire serve`
