@@ -1,0 +1,178 @@
+"""Claude Code and Codex CLI as subprocesses, and the scripted model their tool loops talk to.
+
+Shared by `test_coding_agents.py`: where `install_coding_agents.sh` put the agents, a
+hermetic environment for them, how each is run, and `ToolLoop`, the upstream side of a loop.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.gateway.conftest import Gateway
+from toolwire.gateway import Route, create_app
+from toolwire.testing import ScriptedServer, Turn, reply
+from toolwire.types import (
+    AssistantMessage,
+    Request,
+    Response,
+    StopReason,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / ".cache" / "coding-agents" / "node_modules" / ".bin"
+CLAUDE = BIN / "claude"
+CODEX = BIN / "codex"
+UPSTREAM_KEY_ENV = "TOOLWIRE_AGENT_TEST_UPSTREAM_KEY"
+SIGNATURE = "c2lnbmVkLWJ5LWdlbWluaQ=="  # base64, as Gemini's thought signatures are
+THOUGHT_SIGNATURE = "c2lnbmVkLXRoaW5raW5n"
+SIGNED_THINKING = ("gemini", "anthropic")  # upstreams whose thinking carries a signature to give back
+FINAL = "Done: hello.txt holds the greeting."
+
+
+def _missing(path: Path) -> str:
+    return f"{path.name} is not installed at {path}; run tests/gateway/install_coding_agents.sh (needs npm)"
+
+
+needs_claude = pytest.mark.skipif(not CLAUDE.exists(), reason=_missing(CLAUDE))
+needs_codex = pytest.mark.skipif(not CODEX.exists(), reason=_missing(CODEX))
+
+
+# the upstream side of the loop
+
+
+@dataclass
+class ToolLoop:
+    """A scripted model: turn n after n assistant turns, then `FINAL`.
+
+    The first turn thinks (signed, where the upstream signs thinking), says what it will do
+    and makes two parallel calls; each later turn makes one call. Requests that do not offer
+    `marker` (an agent's side requests: titles, summaries) get a short text and are not part
+    of the loop.
+    """
+
+    marker: str
+    upstream: str
+    turns: Sequence[Sequence[ToolCall]]
+    loop: list[Request] = field(default_factory=list)
+
+    def __call__(self, request: Request) -> Turn:
+        if self.marker not in {tool.name for tool in request.tools}:
+            return "side request"
+        self.loop.append(request)
+        done = sum(isinstance(m, AssistantMessage) and bool(m.tool_calls) for m in request.messages)
+        if done >= len(self.turns):
+            return FINAL
+        calls = [signed(call, self.upstream) for call in self.turns[done]]
+        if done:
+            return reply("", calls)
+        signature = THOUGHT_SIGNATURE if self.upstream in SIGNED_THINKING else None
+        thinking = ThinkingPart(text="Two files.", signature=signature, provider=self.upstream)
+        parts = [thinking, TextPart(text="I'll write both files."), *calls]
+        return Response(message=AssistantMessage(parts=parts), stop_reason=StopReason.TOOL_USE)
+
+    def results(self) -> list[str]:
+        """The tool results of the last loop request, as text."""
+        return [result_text(m) for m in self.loop[-1].messages if isinstance(m, ToolResult)]
+
+    def assert_context_came_back(self) -> None:
+        """Every later request holds the earlier turns with their signatures (a stateless gateway)."""
+        assert "twctx1" not in repr(self.loop)  # the gateway's carriers never reach the upstream
+        for request in self.loop[1:]:
+            turns = [m for m in request.messages if isinstance(m, AssistantMessage)]
+            assert [[c.name for c in m.tool_calls] for m in turns] == [
+                [c.name for c in calls] for calls in self.turns[: len(turns)]
+            ]
+            if self.upstream in SIGNED_THINKING:
+                first = turns[0].parts[0]
+                assert isinstance(first, ThinkingPart) and first.signature == THOUGHT_SIGNATURE
+            if self.upstream == "gemini":
+                signatures = [
+                    c.metadata.get("gemini", {}).get("thought_signature") for m in turns for c in m.tool_calls
+                ]
+                assert signatures == [SIGNATURE] * len(signatures)
+
+
+def result_text(result: ToolResult) -> str:
+    if isinstance(result.value, str):
+        return result.value
+    if isinstance(result.value, list):
+        return "".join(getattr(part, "text", "") for part in result.value)
+    return json.dumps(result.value)
+
+
+def signed(call: ToolCall, upstream: str) -> ToolCall:
+    """A call as `upstream` sends it: Gemini's carry a thought signature that must come back."""
+    metadata = {"gemini": {"thought_signature": SIGNATURE}} if upstream == "gemini" else {}
+    return ToolCall(id=call.id, name=call.name, arguments=call.arguments, metadata=metadata)
+
+
+def gateway_to(upstream: str, server: ScriptedServer) -> Gateway:
+    base_url = server.base_url + ("/v1" if upstream.startswith("openai") else "")
+    route = Route(model="*", target=f"{upstream}:up-{upstream}", base_url=base_url, api_key_env=UPSTREAM_KEY_ENV)
+    return Gateway(create_app([route]))
+
+
+# running the agents
+
+
+def hermetic_env(home: Path) -> dict[str, str]:
+    """Temp HOME and config dirs, no telemetry or updates, proxies that lead nowhere."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "CLAUDE_CONFIG_DIR": str(home / "claude"),
+        "CODEX_HOME": str(home / "codex"),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+    }
+
+
+def run_agent(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"{argv[0]} exited {done.returncode}\nstdout: {done.stdout}\nstderr: {done.stderr}"
+    return done
+
+
+def claude(prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> str:
+    """Claude Code in print mode with Write and Bash allowed; what it printed."""
+    argv = [str(CLAUDE), "-p", prompt, "--allowedTools", "Write", "Bash", "--output-format", "text", *extra]
+    return run_agent(argv, cwd, env).stdout
+
+
+def codex_config(base_url: str) -> str:
+    return (
+        'model = "gpt-5.1-codex"\nmodel_provider = "toolwire"\n\n[model_providers.toolwire]\n'
+        f'name = "toolwire"\nbase_url = "{base_url}"\nenv_key = "TOOLWIRE_KEY"\nwire_api = "responses"\n'
+    )
+
+
+def codex(prompt: str, cwd: Path, env: dict[str, str], config: str) -> str:
+    """`codex exec` with the given config.toml (commands run unsandboxed in `cwd`); what it printed."""
+    home = Path(env["CODEX_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(config, encoding="utf-8")
+    argv = [str(CODEX), "exec", "--skip-git-repo-check", "--ephemeral", "--color", "never"]
+    argv += ["--dangerously-bypass-approvals-and-sandbox", prompt]
+    return run_agent(argv, cwd, env).stdout
