@@ -26,7 +26,7 @@ test: $(VENV)/.dev copilot-cli coding-agents
 copilot-cli:
 	@sh tests/copilot/install_real_cli.sh
 
-# Claude Code and Codex CLI for tests/gateway/test_coding_agents.py (skipped, and said so, without npm).
+# Claude Code, Codex CLI and Gemini CLI for tests/gateway/test_coding_agents.py (skipped, and said so, without npm).
 coding-agents:
 	@sh tests/gateway/install_coding_agents.sh
 

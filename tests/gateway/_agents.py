@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".cache" / "coding-agents" / "node_modules" / ".bin"
 CLAUDE = BIN / "claude"
 CODEX = BIN / "codex"
+GEMINI = BIN / "gemini"
 UPSTREAM_KEY_ENV = "TOOLWIRE_AGENT_TEST_UPSTREAM_KEY"
 SIGNATURE = "c2lnbmVkLWJ5LWdlbWluaQ=="  # base64, as Gemini's thought signatures are
 THOUGHT_SIGNATURE = "c2lnbmVkLXRoaW5raW5n"
@@ -46,6 +47,7 @@ def _missing(path: Path) -> str:
 
 needs_claude = pytest.mark.skipif(not CLAUDE.exists(), reason=_missing(CLAUDE))
 needs_codex = pytest.mark.skipif(not CODEX.exists(), reason=_missing(CODEX))
+needs_gemini = pytest.mark.skipif(not GEMINI.exists(), reason=_missing(GEMINI))
 
 
 # the upstream side of the loop
@@ -64,6 +66,7 @@ class ToolLoop:
     marker: str
     upstream: str
     turns: Sequence[Sequence[ToolCall]]
+    client: str = ""  # the agent's protocol: Gemini CLI drops Gemini's thoughts itself (no gateway at work)
     loop: list[Request] = field(default_factory=list)
 
     def __call__(self, request: Request) -> Turn:
@@ -93,7 +96,7 @@ class ToolLoop:
             assert [[c.name for c in m.tool_calls] for m in turns] == [
                 [c.name for c in calls] for calls in self.turns[: len(turns)]
             ]
-            if self.upstream in SIGNED_THINKING:
+            if self.upstream in SIGNED_THINKING and self.client != self.upstream:
                 first = turns[0].parts[0]
                 assert isinstance(first, ThinkingPart) and first.signature == THOUGHT_SIGNATURE
             if self.upstream == "gemini":
@@ -147,32 +150,63 @@ def hermetic_env(home: Path) -> dict[str, str]:
     }
 
 
-def run_agent(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run(argv: Sequence[str], cwd: Path, env: dict[str, str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run an agent to the end; with `check`, it must succeed."""
     done = subprocess.run(
         list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300
     )
-    assert done.returncode == 0, f"{argv[0]} exited {done.returncode}\nstdout: {done.stdout}\nstderr: {done.stderr}"
+    if check:
+        assert done.returncode == 0, f"{argv[0]} exited {done.returncode}\nstdout: {done.stdout}\nstderr: {done.stderr}"
     return done
 
 
-def claude(prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> str:
-    """Claude Code in print mode with Write and Bash allowed; what it printed."""
-    argv = [str(CLAUDE), "-p", prompt, "--allowedTools", "Write", "Bash", "--output-format", "text", *extra]
-    return run_agent(argv, cwd, env).stdout
+Command = tuple[list[str], dict[str, str]]
+
+
+def claude_command(url: str, prompt: str, home: Path) -> Command:
+    """Claude Code in print mode, Write and Bash allowed, the gateway as its API."""
+    env = hermetic_env(home) | {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-unused"}
+    argv = [str(CLAUDE), "-p", prompt, "--model", "claude-sonnet-4-6", "--allowedTools", "Write", "Bash"]
+    return argv, env
 
 
 def codex_config(base_url: str) -> str:
+    """A Codex config.toml with the gateway as its model provider."""
     return (
         'model = "gpt-5.1-codex"\nmodel_provider = "toolwire"\n\n[model_providers.toolwire]\n'
         f'name = "toolwire"\nbase_url = "{base_url}"\nenv_key = "TOOLWIRE_KEY"\nwire_api = "responses"\n'
     )
 
 
-def codex(prompt: str, cwd: Path, env: dict[str, str], config: str) -> str:
-    """`codex exec` with the given config.toml (commands run unsandboxed in `cwd`); what it printed."""
-    home = Path(env["CODEX_HOME"])
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(config, encoding="utf-8")
+def codex_command(url: str, prompt: str, home: Path, config: str | None = None) -> Command:
+    """`codex exec` with `config` (default: `codex_config`); commands run unsandboxed in its cwd."""
+    env = hermetic_env(home) | {"TOOLWIRE_KEY": "unused"}
+    folder = Path(env["CODEX_HOME"])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(config or codex_config(url + "/v1"), encoding="utf-8")
     argv = [str(CODEX), "exec", "--skip-git-repo-check", "--ephemeral", "--color", "never"]
-    argv += ["--dangerously-bypass-approvals-and-sandbox", prompt]
-    return run_agent(argv, cwd, env).stdout
+    return [*argv, "--dangerously-bypass-approvals-and-sandbox", prompt], env
+
+
+def gemini_command(url: str, prompt: str, home: Path) -> Command:
+    """Gemini CLI headless, every tool approved, an API key as its auth, the gateway as its API."""
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "general": {"disableAutoUpdate": True},
+    }
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    env = hermetic_env(home) | {"GEMINI_API_KEY": "unused", "GOOGLE_GEMINI_BASE_URL": url}
+    return [str(GEMINI), "-p", prompt, "--yolo", "--skip-trust", "--model", "gemini-2.5-flash"], env
+
+
+COMMANDS = {"claude": claude_command, "codex": codex_command, "gemini": gemini_command}
+
+
+def run_agent(
+    agent: str, url: str, prompt: str, cwd: Path, home: Path, *, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run `agent` ("claude", "codex", "gemini") against the gateway at `url`."""
+    argv, env = COMMANDS[agent](url, prompt, home)
+    return run(argv, cwd, env, check=check)

@@ -35,30 +35,34 @@ import pytest
 
 from tests.gateway._agents import (
     CLAUDE,
-    CODEX,
     FINAL,
+    GEMINI,
+    SIGNATURE,
     UPSTREAM_KEY_ENV,
     ToolLoop,
-    claude,
-    codex,
-    codex_config,
+    codex_command,
     gateway_to,
     hermetic_env,
     needs_claude,
     needs_codex,
+    needs_gemini,
+    run,
     run_agent,
 )
 from tests.gateway.conftest import Gateway
 from toolwire.gateway import Route, create_app
 from toolwire.testing import DropStream, ErrorReply, ScriptedServer, Turn
-from toolwire.types import (
-    Request,
-    SystemMessage,
-    ToolCall,
-    ToolResult,
-)
+from toolwire.types import Request, SystemMessage, ToolCall, ToolResult
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+PROMPT = "Write a.txt and b.txt, then show them."
+MARKS = {"claude": needs_claude, "codex": needs_codex, "gemini": needs_gemini}
+PROTOCOLS = {"claude": "anthropic", "codex": "openai-responses", "gemini": "gemini"}
+
+
+def agents(*pairs: tuple[str, str]) -> list[Any]:
+    """(agent, upstream) parameters, each skipped (saying why) when its agent is not installed."""
+    return [pytest.param(agent, upstream, marks=MARKS[agent], id=f"{agent}-to-{upstream}") for agent, upstream in pairs]
 
 
 @pytest.fixture(autouse=True)
@@ -74,22 +78,39 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
     return work, home
 
 
-# Claude Code
+# the tool loop: two files written at once, then both shown by one command, with each agent's own tools
 
 
 def call(call_id: str, name: str, **arguments: Any) -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=arguments)
 
 
-def claude_turns(work: Path) -> list[list[ToolCall]]:
-    """Two files written at once, then both shown by one command."""
+def turns(agent: str, work: Path) -> list[list[ToolCall]]:
+    if agent == "claude":
+        return [
+            [
+                call("call_w1", "Write", file_path=str(work / "a.txt"), content="A\n"),
+                call("call_w2", "Write", file_path=str(work / "b.txt"), content="B\n"),
+            ],
+            [call("call_b3", "Bash", command="cat a.txt b.txt", description="Show both files")],
+        ]
+    if agent == "gemini":
+        return [
+            [
+                call("call_g1", "write_file", file_path=str(work / "a.txt"), content="A\n"),
+                call("call_g2", "write_file", file_path=str(work / "b.txt"), content="B\n"),
+            ],
+            [call("call_g3", "run_shell_command", command="cat a.txt b.txt", description="Show both files")],
+        ]
     return [
-        [
-            call("call_w1", "Write", file_path=str(work / "a.txt"), content="A\n"),
-            call("call_w2", "Write", file_path=str(work / "b.txt"), content="B\n"),
-        ],
-        [call("call_b3", "Bash", command="cat a.txt b.txt", description="Show both files")],
+        [call("call_x1", "exec_command", cmd="echo A > a.txt"), call("call_x2", "exec_command", cmd="echo B > b.txt")],
+        [call("call_x3", "exec_command", cmd="cat a.txt b.txt")],
     ]
+
+
+def tool_loop(agent: str, upstream: str, work: Path) -> ToolLoop:
+    script = turns(agent, work)
+    return ToolLoop(script[0][0].name, upstream, script, client=PROTOCOLS[agent])
 
 
 def assert_the_tools_ran(work: Path, loop: ToolLoop) -> None:
@@ -98,49 +119,31 @@ def assert_the_tools_ran(work: Path, loop: ToolLoop) -> None:
     assert len(loop.loop) == 3
     ids = [m.tool_call_id for m in loop.loop[-1].messages if isinstance(m, ToolResult)]
     assert ids == [c.id for calls in loop.turns for c in calls]
+    assert "A\nB\n" in loop.results()[2]  # the command's output went back to the upstream model
     loop.assert_context_came_back()
 
 
-@needs_claude
-@pytest.mark.parametrize("upstream", ["openai", "openai-responses", "gemini"])
-def test_claude_code_runs_its_tools_through_the_gateway(upstream: str, dirs: tuple[Path, Path]) -> None:
+LOOPS = agents(
+    ("claude", "openai"),
+    ("claude", "openai-responses"),
+    ("claude", "gemini"),
+    ("codex", "anthropic"),
+    ("codex", "gemini"),
+    ("codex", "openai"),
+    ("gemini", "anthropic"),
+    ("gemini", "openai-responses"),
+)
+
+
+@pytest.mark.parametrize(("agent", "upstream"), LOOPS)
+def test_the_agent_runs_its_tools_through_the_gateway(agent: str, upstream: str, dirs: tuple[Path, Path]) -> None:
     work, home = dirs
-    loop = ToolLoop("Write", upstream, claude_turns(work))
+    loop = tool_loop(agent, upstream, work)
     with ScriptedServer(loop) as server, gateway_to(upstream, server) as gateway:
-        env = hermetic_env(home) | {"ANTHROPIC_BASE_URL": gateway.url, "ANTHROPIC_API_KEY": "sk-ant-unused"}
-        printed = claude("Write a.txt and b.txt, then show them.", work, env, "--model", "claude-sonnet-4-6")
-    assert printed.strip() == FINAL
+        printed = run_agent(agent, gateway.url, PROMPT, work, home).stdout
+    assert printed.strip().splitlines()[-1] == FINAL  # Gemini CLI prints the first turn's text too
     assert_the_tools_ran(work, loop)
-    assert all(r.stream for r in server.requests)  # the agent streams; so does the upstream leg
-    # Bash's output went back to the upstream model (Claude Code appends a <system-reminder> to it)
-    assert loop.results()[2].splitlines()[:2] == ["A", "B"]
-
-
-# Codex CLI
-
-
-def codex_turns() -> list[list[ToolCall]]:
-    return [
-        [
-            call("call_x1", "exec_command", cmd="echo A > a.txt"),
-            call("call_x2", "exec_command", cmd="echo B > b.txt"),
-        ],
-        [call("call_x3", "exec_command", cmd="cat a.txt b.txt")],
-    ]
-
-
-@needs_codex
-@pytest.mark.parametrize("upstream", ["anthropic", "gemini", "openai"])
-def test_codex_runs_its_tools_through_the_gateway(upstream: str, dirs: tuple[Path, Path]) -> None:
-    work, home = dirs
-    loop = ToolLoop("exec_command", upstream, codex_turns())
-    with ScriptedServer(loop) as server, gateway_to(upstream, server) as gateway:
-        env = hermetic_env(home) | {"TOOLWIRE_KEY": "unused"}
-        printed = codex("Write a.txt and b.txt, then show them.", work, env, codex_config(gateway.url + "/v1"))
-    assert printed.strip() == FINAL
-    assert_the_tools_ran(work, loop)
-    assert all(r.stream for r in server.requests)  # the agent streams; so does the upstream leg
-    assert "A\nB\n" in loop.results()[2]  # the command's output went back to the upstream model
+    assert all(r.stream for r in server.requests)  # the agents stream; so does the upstream leg
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
@@ -152,12 +155,8 @@ def test_a_reply_that_ends_in_text_has_no_carrier_block(stream: bool) -> None:
     Needs no npm: plain HTTP, as Claude Code sends it.
     """
     with ScriptedServer(["The answer."]) as server, gateway_to("openai-responses", server) as gateway:
-        body = {
-            "model": "claude-sonnet-4-6",
-            "max_tokens": 64,
-            "stream": stream,
-            "messages": [{"role": "user", "content": "hi"}],
-        }
+        messages = [{"role": "user", "content": "hi"}]
+        body = {"model": "claude-sonnet-4-6", "max_tokens": 64, "stream": stream, "messages": messages}
         answer = httpx2.post(gateway.url + "/v1/messages", json=body, headers={"x-api-key": "k"}, timeout=60)
     assert answer.status_code == 200
     if stream:
@@ -170,6 +169,22 @@ def test_a_reply_that_ends_in_text_has_no_carrier_block(stream: bool) -> None:
         assert answer.headers["x-toolwire-dropped"] == "context:openai-responses"  # the Responses message item id
 
 
+def test_a_gemini_client_gets_the_carrier_on_the_first_call() -> None:
+    """Gemini CLI sends back the signatures of `functionCall` parts only; one on the text was lost.
+
+    Needs no npm: plain HTTP, as Gemini CLI sends it.
+    """
+    loop = ToolLoop("get_weather", "anthropic", [[call("toolu_1", "get_weather", city="Oslo")]])
+    with ScriptedServer(loop) as server, gateway_to("anthropic", server) as gateway:
+        tools = [{"functionDeclarations": [{"name": "get_weather", "parameters": {"type": "object"}}]}]
+        body = {"contents": [{"role": "user", "parts": [{"text": "Weather?"}]}], "tools": tools}
+        url = gateway.url + "/v1beta/models/gemini-2.5-flash:generateContent"
+        answer = httpx2.post(url, json=body, headers={"x-goog-api-key": "k"}, timeout=60)
+    parts = answer.json()["candidates"][0]["content"]["parts"]
+    assert [sorted(p) for p in parts] == [["text", "thought"], ["text"], ["functionCall", "thoughtSignature"]]
+    assert parts[2]["thoughtSignature"] != SIGNATURE  # the packed context, not Gemini's own
+
+
 # errors, as each agent sees them
 
 REJECTION = "tools.0.name: String should match pattern '^[a-zA-Z0-9_-]+$'"
@@ -179,52 +194,31 @@ SHOWN = (  # the gateway's message, in the agent's protocol; {} is the upstream
 )
 
 
-def run_plain(
-    agent: str, gateway: Gateway, work: Path, home: Path, allow: str = ""
-) -> subprocess.CompletedProcess[str]:
-    """The agent asked one thing; its exit status is left to the caller. Codex runs commands unsandboxed."""
-    if agent == "claude":
-        env = hermetic_env(home) | {"ANTHROPIC_BASE_URL": gateway.url, "ANTHROPIC_API_KEY": "sk-ant-unused"}
-        argv = [str(CLAUDE), "-p", "Say hello.", "--model", "claude-sonnet-4-6"]
-        argv += ["--allowedTools", allow] if allow else []
-    else:
-        env = hermetic_env(home) | {"TOOLWIRE_KEY": "unused"}
-        (home / "codex").mkdir()
-        (home / "codex" / "config.toml").write_text(codex_config(gateway.url + "/v1"), encoding="utf-8")
-        argv = [str(CODEX), "exec", "--skip-git-repo-check", "--ephemeral", "--color", "never"]
-        argv += ["--dangerously-bypass-approvals-and-sandbox", "Say hello."]
-    return subprocess.run(
-        argv, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300
-    )
-
-
-AGENTS = [
-    pytest.param("claude", "openai", marks=needs_claude, id="claude-to-openai"),
-    pytest.param("codex", "gemini", marks=needs_codex, id="codex-to-gemini"),
-]
-
-
-@pytest.mark.parametrize(("agent", "upstream"), AGENTS)
+@pytest.mark.parametrize(
+    ("agent", "upstream"), agents(("claude", "openai"), ("codex", "gemini"), ("gemini", "anthropic"))
+)
 def test_an_upstream_rejection_reaches_the_agent_in_its_protocol(
     agent: str, upstream: str, dirs: tuple[Path, Path]
 ) -> None:
     work, home = dirs
     with ScriptedServer(lambda request: ErrorReply(status=400, message=REJECTION)) as server:
         with gateway_to(upstream, server) as gateway:
-            done = run_plain(agent, gateway, work, home)
+            done = run_agent(agent, gateway.url, "Say hello.", work, home, check=False)
     assert done.returncode == 1
     shown = SHOWN.format(upstream)
     if agent == "claude":  # Claude Code asks a few times, then prints the API's message
         assert done.stdout == f"API Error: 400 {shown}\n"
-    else:  # Codex prints the OpenAI error body
-        error = {
-            "error": {"message": shown, "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}
-        }
-        assert f"ERROR: {json.dumps(error, separators=(',', ':'))}" in done.stderr.splitlines()
+    elif agent == "codex":  # Codex prints the OpenAI error body
+        error = {"message": shown, "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}
+        assert f"ERROR: {json.dumps({'error': error}, separators=(',', ':'))}" in done.stderr.splitlines()
+    else:  # Gemini CLI prints the Gemini error body
+        error = {"code": 400, "message": shown, "status": "INVALID_ARGUMENT"}
+        assert f"_ApiError: {json.dumps({'error': error}, separators=(',', ':'))}" in done.stderr
 
 
-@pytest.mark.parametrize(("agent", "upstream"), AGENTS)
+@pytest.mark.parametrize(("agent", "upstream"), agents(("claude", "openai"), ("codex", "gemini")))
 def test_the_agent_retries_a_rate_limit_and_a_cut_stream(agent: str, upstream: str, dirs: tuple[Path, Path]) -> None:
+    """(Gemini CLI retries too, after seconds of its own backoff: too slow for the suite.)"""
     work, home = dirs
     script = [
         ErrorReply(status=429, message="Too many requests.", headers={"retry-after": "0"}),
@@ -232,8 +226,8 @@ def test_the_agent_retries_a_rate_limit_and_a_cut_stream(agent: str, upstream: s
         FINAL,
     ]
     with ScriptedServer(script) as server, gateway_to(upstream, server) as gateway:
-        done = run_plain(agent, gateway, work, home)
-    assert (done.returncode, done.stdout.strip()) == (0, FINAL), done.stderr
+        done = run_agent(agent, gateway.url, "Say hello.", work, home)
+    assert done.stdout.strip() == FINAL
     assert server.request_count == 3
 
 
@@ -242,27 +236,25 @@ def test_the_agent_retries_a_rate_limit_and_a_cut_stream(agent: str, upstream: s
 
 def written_call(agent: str, work: Path) -> str:
     """A call as such a model writes it, in the format the text-mode prompt asks for."""
-    if agent == "claude":
-        args = {"file_path": str(work / "a.txt"), "content": "A\n"}
-        return "I'll write it.\nTOOL_CALL: " + json.dumps({"name": "Write", "args": args})
-    return "TOOL_CALL: " + json.dumps({"name": "exec_command", "args": {"cmd": "echo A > a.txt"}})
+    first = turns(agent, work)[0][0]
+    return "I'll do it.\nTOOL_CALL: " + json.dumps({"name": first.name, "args": first.arguments})
 
 
-@pytest.mark.parametrize(
-    "agent", [pytest.param("claude", marks=needs_claude), pytest.param("codex", marks=needs_codex)]
-)
-def test_a_model_without_tool_calling_drives_the_agent_in_text_mode(agent: str, dirs: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize(("agent", "upstream"), agents(("claude", "ollama"), ("codex", "ollama"), ("gemini", "ollama")))
+def test_a_model_without_tool_calling_drives_the_agent_in_text_mode(
+    agent: str, upstream: str, dirs: tuple[Path, Path]
+) -> None:
     work, home = dirs
     with ScriptedServer([written_call(agent, work), FINAL]) as server:
-        route = Route(model="*", target="ollama:qwen3", base_url=server.base_url, tool_mode="text")
+        route = Route(model="*", target=f"{upstream}:qwen3", base_url=server.base_url, tool_mode="text")
         with Gateway(create_app([route])) as gateway:
-            done = run_plain(agent, gateway, work, home, allow="Write")
-    assert (done.returncode, done.stdout.strip()) == (0, FINAL), done.stderr
+            printed = run_agent(agent, gateway.url, "Write a.txt.", work, home).stdout
+    assert printed.strip().splitlines()[-1] == FINAL
     assert (work / "a.txt").read_text(encoding="utf-8") == "A\n"
     first, second = (r.request for r in server.requests)
     assert first is not None and second is not None
     assert ["tools" in r.body for r in server.requests] == [False, False]  # the tools went into the prompt
-    name = "Write" if agent == "claude" else "exec_command"
+    name = turns(agent, work)[0][0].name
     prompt = "\n".join(m.content for m in first.messages if isinstance(m, SystemMessage))
     assert "TOOL_CALL" in prompt and name in prompt
     assert f"TOOL_RESULT (result) for {name} [" in str(second.messages[-1])  # the agent's result, written back
@@ -336,18 +328,36 @@ def readme_gateway(tmp_path: Path, upstream: ScriptedServer) -> Serve:
     return Serve(config, env)
 
 
+def readme_agent(agent: str, work: Path, home: Path, local: Any) -> str:
+    """Run the README's line for `agent` (plus what a test needs: allowed tools, no sandbox); its output."""
+    start = {"claude": "ANTHROPIC_BASE_URL=", "codex": "TOOLWIRE_KEY=", "gemini": "GOOGLE_GEMINI_BASE_URL="}[agent]
+    env, argv = assignments([local(word) for word in readme_line(start)])
+    assert argv[:2] == {"claude": ["claude", "-p"], "codex": ["codex", "exec"], "gemini": ["gemini", "-m"]}[agent]
+    base: dict[str, str] = {}
+    if agent == "codex":  # the README's config.toml
+        command, base = codex_command("unused", argv[2], home, config=local(readme_blocks("toml", "[model_providers.")))
+    elif agent == "gemini":  # the README's settings.json, and headless approval
+        (home / ".gemini").mkdir(exist_ok=True)
+        (home / ".gemini" / "settings.json").write_text(readme_blocks("json", "selectedType"), encoding="utf-8")
+        command = [str(GEMINI), *argv[1:], "--yolo", "--skip-trust"]
+    else:
+        command = [str(CLAUDE), *argv[1:], "--allowedTools", "Write", "Bash", "--model", "claude-sonnet-4-6"]
+    return run(command, work, hermetic_env(home) | base | env).stdout
+
+
 @needs_claude
 @needs_codex
+@needs_gemini
 def test_the_readme_lines_work_through_toolwire_serve(tmp_path: Path) -> None:
-    claude_work, codex_work, home = (tmp_path / n for n in ("claude-work", "codex-work", "home"))
-    for folder in (claude_work, codex_work, home):
+    names = ("claude", "codex", "gemini")
+    works = {name: tmp_path / name for name in names}
+    for folder in (*works.values(), tmp_path / "home"):
         folder.mkdir()
-    claude_loop = ToolLoop("Write", "gemini", claude_turns(claude_work))
-    codex_loop = ToolLoop("exec_command", "gemini", codex_turns())
+    loops = {name: tool_loop(name, "gemini", works[name]) for name in names}
 
     def answer(request: Request) -> Turn:
-        names = {tool.name for tool in request.tools}
-        loop = claude_loop if "Write" in names else codex_loop if "exec_command" in names else None
+        offered = {tool.name for tool in request.tools}
+        loop = next((loop for loop in loops.values() if loop.marker in offered), None)
         return loop(request) if loop is not None else "Hello from Gemini, through the gateway."
 
     with ScriptedServer(answer) as server, readme_gateway(tmp_path, server) as gateway:
@@ -355,25 +365,15 @@ def test_the_readme_lines_work_through_toolwire_serve(tmp_path: Path) -> None:
         def local(text: str) -> str:
             return text.replace(GATEWAY, gateway.address)
 
-        # Claude Code, as the README runs it (plus the tools it may use without asking)
-        env, argv = assignments([local(w) for w in readme_line("ANTHROPIC_BASE_URL=")])
-        assert argv[:2] == ["claude", "-p"]
-        extra = ["--allowedTools", "Write", "Bash", "--model", "claude-sonnet-4-6"]
-        printed = run_agent([str(CLAUDE), *argv[1:], *extra], claude_work, hermetic_env(home) | env).stdout
-        assert printed.strip() == FINAL
-        # Codex CLI, with the README's config.toml (plus: no git repo, no sandbox, no session files)
-        env, argv = assignments(readme_line("TOOLWIRE_KEY="))
-        assert argv[:2] == ["codex", "exec"]
-        codex_env = hermetic_env(home) | env
-        printed = codex(argv[2], codex_work, codex_env, local(readme_blocks("toml", "[model_providers.")))
-        assert printed.strip() == FINAL
-        # the OpenAI SDK
+        for name in names:
+            printed = readme_agent(name, works[name], tmp_path / "home", local)
+            assert printed.strip().splitlines()[-1] == FINAL
         sdk = readme_blocks("python", "OpenAI(")
         done = subprocess.run([sys.executable, "-c", local(sdk)], capture_output=True, text=True, timeout=120)
         assert (done.returncode, done.stdout, done.stderr) == (0, "Hello from Gemini, through the gateway.\n", "")
-    assert_the_tools_ran(claude_work, claude_loop)
-    assert_the_tools_ran(codex_work, codex_loop)
-    assert [r.stream for r in server.requests] == [True] * 6 + [False]  # the agents stream, the SDK example not
+    for name in names:
+        assert_the_tools_ran(works[name], loops[name])
+    assert [r.stream for r in server.requests] == [True] * 9 + [False]  # the agents stream, the SDK example not
     assert all("/models/gemini-2.5-flash:" in r.path for r in server.requests)
     assert {r.headers["x-goog-api-key"] for r in server.requests} == {"upstream-key-from-the-environment"}
     assert "upstream-key-from-the-environment" not in gateway.log

@@ -24,9 +24,9 @@ Carriers, one per client protocol:
   before anything is forwarded, and the packed part is base64url, so no separator clash.
   A reply without calls has no id: its context (a signature on plain text) is dropped and
   named in `x-toolwire-dropped`.
-- `gemini`: the `thoughtSignature` of the first call or text part, which Gemini clients
-  return with the part; as standard base64 of `twctx1.` + JSON, since google-genai holds
-  signatures as bytes.
+- `gemini`: the `thoughtSignature` of the first call (of the first text part in a reply
+  without calls), which Gemini clients return with the part; as standard base64 of
+  `twctx1.` + JSON, since google-genai holds signatures as bytes.
 - `ollama`: none (its messages carry no opaque field); the context is dropped and named.
 
 The packed form is `twctx1.` + base64url(JSON) of: `c` call id → that call's foreign
@@ -215,7 +215,13 @@ def _providers(context: dict[str, Any]) -> set[str]:
 
 
 def _signature_slot(parts: list[AssistantPart]) -> int | None:
-    return next((n for n, p in enumerate(parts) if isinstance(p, ToolCall | TextPart)), None)
+    """The first call, else the first text: where Gemini itself signs, and what clients keep.
+
+    Gemini CLI sends back the signatures of `functionCall` parts only (the ones the API
+    checks); a signature on the text before a call was lost with everything it carried.
+    """
+    calls = (n for n, p in enumerate(parts) if isinstance(p, ToolCall))
+    return next(calls, next((n for n, p in enumerate(parts) if isinstance(p, TextPart)), None))
 
 
 def _with_signature(part: AssistantPart, client: str, token: str) -> AssistantPart:
