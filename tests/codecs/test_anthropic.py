@@ -516,7 +516,7 @@ def test_decode_request_keeps_cached_system_blocks_and_drops_server_tools(caplog
         "anthropic: content block type 'document' has no neutral form and is dropped when decoding a request.",
         "anthropic: tool type 'web_search_20250305' has no neutral form and is dropped when decoding a request.",
     ]
-    assert request.extra == {"system": system}
+    assert request.extra == {"system": system, "tools": body["tools"]}  # both go back as they are to Anthropic
     assert request.messages == [SystemMessage(content="S"), UserMessage(content=[])]  # the text reaches any target
     assert request.tools == [ToolDefinition(name="f", parameters={"type": "object"})]
     assert CODEC.encode_request(request)["system"] == system  # the cache hint goes back to Anthropic
@@ -541,9 +541,9 @@ def test_extra_options_go_back_only_to_the_codec_they_came_from(caplog: pytest.L
     [
         [],
         {"model": MODEL},
-        {"model": MODEL, "messages": [{"role": "system", "content": "x"}]},
+        {"model": MODEL, "messages": [{"role": "tool", "content": "x"}]},
         {"model": MODEL, "messages": [{"role": "user", "content": 5}]},
-        {"model": MODEL, "messages": [], "tool_choice": {"type": "some"}},
+        {"model": MODEL, "messages": [], "tool_choice": {"type": "tool"}},
         {"model": MODEL, "messages": [], "tools": [{"name": "bad name", "input_schema": {}}]},
         {
             "model": MODEL,

@@ -6,6 +6,7 @@ import copy
 import hashlib
 import json
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -459,7 +460,7 @@ def test_developer_and_list_system_content_decode_as_system() -> None:
         ({"model": "m", "messages": "hi"}, "needs a 'messages' list"),
         ({"model": "m", "messages": [{"role": "function", "content": "x"}]}, "role 'function'"),
         ({"model": "m", "messages": [{"role": "user", "content": [{"type": "input_audio"}]}]}, "input_audio"),
-        ({"model": "m", "messages": [], "tools": [{"type": "custom", "custom": {"name": "x"}}]}, "function tools only"),
+        ({"model": "m", "messages": [], "tools": [{"type": "function", "function": {}}]}, "function tools only"),
         ({"model": "m", "messages": [{"role": "tool", "content": "x"}]}, "tool_call_id"),
         (
             {
@@ -616,6 +617,20 @@ def test_max_tokens_is_read_from_either_field() -> None:
     assert CODEC.decode_request({"model": "m", "messages": [], "max_tokens": 5}).max_tokens == 5
     vllm = OpenAICodec(PROFILES["vllm"])
     assert vllm.decode_request({"model": "m", "messages": [], "max_completion_tokens": 6}).max_tokens == 6
+
+
+@pytest.mark.parametrize("field", ["max_tokens", "max_completion_tokens"])
+def test_a_same_codec_round_trip_keeps_the_max_tokens_field_the_caller_wrote(field: str) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], field: 7}
+    request = get_codec("openai").decode_request(body)
+    assert request.max_tokens == 7
+    assert get_codec("openai").encode_request(request) == body
+    # Changed in between, the neutral value wins, in the profile's field.
+    changed = get_codec("openai").encode_request(replace(request, max_tokens=9))
+    assert {k: v for k, v in changed.items() if "tokens" in k} == {"max_completion_tokens": 9}
+    # Another provider never sees the OpenAI field.
+    anthropic = get_codec("anthropic").encode_request(request)
+    assert (anthropic["max_tokens"], "max_completion_tokens" in anthropic) == (7, False)
 
 
 # Responses

@@ -315,7 +315,11 @@ def test_decode_request_recovers_names_roles_and_unknown_keys() -> None:
     ]
     assert request.tools == []
     assert request.tool_choice is None
-    assert request.extra == {"tool_choice": body["tool_choice"], "previous_response_id": "resp_1"}
+    assert request.extra == {
+        "tool_choice": body["tool_choice"],
+        "previous_response_id": "resp_1",
+        "tools": body["tools"],
+    }
 
 
 def test_decode_request_rejects_non_bodies() -> None:

@@ -11,6 +11,11 @@ the identical body. A `data` result comes back as a `text` result holding the sa
 Call ids are made unique across the conversation (servers that reuse `call_0` would otherwise be
 rejected), results rewritten to match.
 
+System messages: the leading ones form the top-level `system`; a `SystemMessage` later in the
+conversation goes in place as a `role: "system"` message when the model takes them (Claude Opus
+4.8 and later, right after a user turn), and otherwise joins the top-level `system`, logged once. Request bodies are
+read by `_anthropic_requests`, which says what is kept of each newer field and what is dropped.
+
 `temperature` is sent only when `Request.temperature` is set. API version 2023-06-01, which the
 transport pins, accepts it; 2026-10-21 rejects every sampling parameter, and some newer models
 reject a non-default temperature even under 2023-06-01 — leave it unset for those.
@@ -19,18 +24,27 @@ reject a non-default temperature even under 2023-06-01 — leave it unset for th
 from __future__ import annotations
 
 import base64
-import binascii
 import logging
+import re
 from typing import TYPE_CHECKING, Any, assert_never
 
+from toolwire.codecs._anthropic_requests import (
+    NAME,
+    call_id,
+    decode_assistant_blocks,
+    decode_messages,
+    decode_system,
+    decode_tool,
+    decode_tool_choice,
+    own_fields,
+)
 from toolwire.codecs._shared import (
     StreamAccumulator,
     dumps,
-    new_call_id,
-    parse_arguments,
     require_dict,
     sanitize_id,
     sniff_image_type,
+    split_leading_system,
     unique_call_ids,
     warn_once,
 )
@@ -51,7 +65,6 @@ from toolwire.types import (
     TextPart,
     ThinkingPart,
     ToolCall,
-    ToolChoice,
     ToolDefinition,
     ToolResult,
     Usage,
@@ -63,7 +76,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CODEC", "DEFAULT_MAX_TOKENS", "AnthropicCodec", "AnthropicStreamDecoder"]
 
-NAME = "anthropic"
 DEFAULT_MAX_TOKENS = 4096
 """Sent when `Request.max_tokens` is None: the Messages API rejects a body without it."""
 
@@ -86,7 +98,8 @@ _WIRE_STOP_REASONS: dict[StopReason, str] = {
     v: k for k, v in reversed(_STOP_REASONS.items()) if v is not StopReason.OTHER
 }
 _TOOL_CHOICES: dict[str, str] = {"auto": "auto", "none": "none", "required": "any"}
-_NEUTRAL_TOOL_CHOICES: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "any": "required"}
+# `claude-opus-4-8`, `claude-sonnet-5`, `us.anthropic.claude-opus-4-8-v1:0`; a date is no minor version.
+_MODEL_VERSION = re.compile(r"claude-[a-z]+-(\d+)(?:-(\d{1,2}))?(?!\d)")
 _REQUEST_KEYS = frozenset("model max_tokens system messages tools tool_choice temperature stream".split())
 
 # Encode
@@ -97,11 +110,11 @@ def _encode_request(request: Request) -> dict[str, Any]:
         "model": request.model,
         "max_tokens": request.max_tokens if request.max_tokens is not None else DEFAULT_MAX_TOKENS,
     }
-    system = [m.content for m in request.messages if isinstance(m, SystemMessage)]
+    system, messages = _split_system(request.model, request.messages)
     if system:
         body["system"] = "\n\n".join(system)
     # Ids must match ^[a-zA-Z0-9_-]+$ and be unique across the conversation (PROVIDERS.md §2.3).
-    body["messages"] = _encode_messages(unique_call_ids(request.messages, _wire_id))
+    body["messages"] = _encode_messages(unique_call_ids(messages, _wire_id))
     if request.tools:
         body["tools"] = [_encode_tool(t) for t in request.tools]
     tool_choice = _encode_tool_choice(request)
@@ -115,12 +128,38 @@ def _encode_request(request: Request) -> dict[str, Any]:
     return body
 
 
+def _split_system(model: str, messages: list[Message]) -> tuple[list[str], list[Message]]:
+    """The top-level `system` texts, and the messages with the system messages that stay in place.
+
+    Leading system messages form `system`. Later ones stay in place for models that take
+    `role: "system"` messages (Claude Opus 4.8 and later); for older models and unknown names
+    (other servers speaking the Messages API) they join `system`, in order, logged once.
+    """
+    system, rest = split_leading_system(messages)
+    if _takes_inner_system(model) or not any(isinstance(m, SystemMessage) for m in rest):
+        return system, rest
+    warn_once(
+        _logger,
+        _warned,
+        f"{NAME}:system-message-position",
+        f"anthropic: {model!r} is not known to take system messages in the middle of a conversation "
+        "(Claude Opus 4.8 and later do); they are sent at the end of the top-level system prompt.",
+    )
+    system += [m.content for m in rest if isinstance(m, SystemMessage)]
+    return system, [m for m in rest if not isinstance(m, SystemMessage)]
+
+
+def _takes_inner_system(model: str) -> bool:
+    found = _MODEL_VERSION.search(model)
+    return found is not None and (int(found[1]), int(found[2] or 0)) >= (4, 8)
+
+
 def _encode_messages(messages: list[Message]) -> list[dict[str, Any]]:
     wire: list[dict[str, Any]] = []
     for message in messages:
         match message:
             case SystemMessage():
-                pass  # collected into the top-level `system`
+                _append(wire, "system", message.content)
             case ToolResult():
                 _append(wire, "user", [_encode_result(message)], result=True)
             case UserMessage():
@@ -159,11 +198,12 @@ def _encode_assistant_part(part: AssistantPart) -> dict[str, Any] | None:
     match part:
         case TextPart():
             # The API rejects empty text blocks ("text content blocks must be non-empty").
-            return {"type": "text", "text": part.text} if part.text else None
+            return _encode_text(part) if part.text else None
         case ThinkingPart():
             return _encode_thinking(part)
         case ToolCall():
-            return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments}
+            block = {"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments}
+            return block | own_fields(part.metadata, "tool_use")
         case _:
             assert_never(part)
 
@@ -173,14 +213,20 @@ def _encode_thinking(part: ThinkingPart) -> dict[str, Any] | None:
     if part.provider != NAME or not part.signature:
         return None
     if part.redacted:
-        return {"type": "redacted_thinking", "data": part.signature}
-    return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+        return {"type": "redacted_thinking", "data": part.signature} | own_fields(part.metadata, "redacted_thinking")
+    block = {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    return block | own_fields(part.metadata, "thinking")
+
+
+def _encode_text(part: TextPart) -> dict[str, Any]:
+    # Fields a request's block had beyond its text (cache_control, citations) go back with it.
+    return {"type": "text", "text": part.text} | own_fields(part.metadata, "text")
 
 
 def _encode_media(part: TextPart | ImagePart) -> dict[str, Any]:
     match part:
         case TextPart():
-            return {"type": "text", "text": part.text}
+            return _encode_text(part)
         case ImagePart():
             return _encode_image(part)
         case _:
@@ -213,7 +259,7 @@ def _encode_result(result: ToolResult) -> dict[str, Any]:
                 block["is_error"] = True
         case _:
             assert_never(result.kind)
-    return block
+    return block | own_fields(result.metadata, "tool_result")
 
 
 def _wire_id(call_id: str) -> str:
@@ -302,7 +348,7 @@ def _decode_response(body: dict[str, Any]) -> Response:
     if body.get("type") == "error":
         raise _provider_error(body)
     content = body.get("content")
-    message = AssistantMessage(parts=_decode_assistant_blocks(content if isinstance(content, list) else None))
+    message = AssistantMessage(parts=decode_assistant_blocks(content if isinstance(content, list) else None))
     return _response(message, body.get("stop_reason"), body.get("usage"), body.get("model"), body.get("id"))
 
 
@@ -340,35 +386,6 @@ def _provider_error(payload: dict[str, Any]) -> ProviderError:
     return ProviderError(message, provider=NAME, body=payload)
 
 
-def _decode_assistant_blocks(content: Any) -> list[AssistantPart]:
-    if isinstance(content, str):
-        return [TextPart(text=content)]
-    return [p for b in _blocks(content) if isinstance(b, dict) and (p := _decode_assistant_block(b)) is not None]
-
-
-def _decode_assistant_block(block: dict[str, Any]) -> AssistantPart | None:
-    match block.get("type"):
-        case "text":
-            return TextPart(text=block.get("text") or "")
-        case "thinking":
-            return ThinkingPart(
-                text=block.get("thinking") or "", signature=block.get("signature") or None, provider=NAME
-            )
-        case "redacted_thinking":
-            return ThinkingPart(text="", signature=block.get("data") or None, redacted=True, provider=NAME)
-        case "tool_use":
-            arguments, metadata = parse_arguments(block.get("input"))
-            return ToolCall(
-                id=_call_id(block.get("id")), name=block.get("name") or "", arguments=arguments, metadata=metadata
-            )
-        case _:
-            return None  # server tool blocks (web search, code execution) have no neutral form
-
-
-def _call_id(value: Any) -> str:
-    return value if isinstance(value, str) and value else new_call_id("toolu_")
-
-
 def _decode_request(body: dict[str, Any]) -> Request:
     body = require_dict(body, NAME, "request body")
     model, wire_messages = body.get("model"), body.get("messages")
@@ -376,12 +393,19 @@ def _decode_request(body: dict[str, Any]) -> Request:
         raise CodecError(
             f"The anthropic request body needs a model string and a messages list: {body!r:.200}", provider=NAME
         )
-    messages, extra = _decode_system(body.get("system"))
-    messages += _decode_messages(wire_messages)
-    tool_choice, parallel = _decode_tool_choice(body.get("tool_choice"))
+    messages, extra = decode_system(body.get("system"))
+    messages += decode_messages(wire_messages)
+    tool_choice, parallel = decode_tool_choice(body.get("tool_choice"))
+    if tool_choice is None and body.get("tool_choice") is not None:
+        extra["tool_choice"] = body["tool_choice"]
     stream = body.get("stream") is True  # an explicit `false` stays in `extra`, so it survives the round trip
     extra.update((k, v) for k, v in body.items() if k not in _REQUEST_KEYS or (k == "stream" and not stream))
-    tools = [t for t in map(_decode_tool, body.get("tools") or []) if t is not None]
+    wire_tools = body.get("tools") or []
+    tools = [t for t in map(decode_tool, wire_tools) if t is not None]
+    if [_encode_tool(t) for t in tools] != wire_tools:
+        # Server tools, cache_control, defer_loading, input_examples: the list goes back as it is
+        # to Anthropic (merged last); other providers get the neutral definitions.
+        extra["tools"] = wire_tools
     return Request(
         model=model,
         messages=messages,
@@ -393,132 +417,6 @@ def _decode_request(body: dict[str, Any]) -> Request:
         stream=stream,
         extra=extra,
     )
-
-
-def _decode_system(system: Any) -> tuple[list[Message], dict[str, Any]]:
-    if system is None:
-        return [], {}
-    if isinstance(system, str):
-        return [SystemMessage(content=system)], {}
-    if isinstance(system, list) and all(
-        isinstance(b, dict) and b.get("type") == "text" and set(b) == {"type", "text"} for b in system
-    ):
-        return [SystemMessage(content=b["text"]) for b in system], {}
-    texts = (
-        [b["text"] for b in system if isinstance(b, dict) and isinstance(b.get("text"), str)]
-        if isinstance(system, list)
-        else []
-    )
-    # cache_control and friends: the blocks go back as they are to Anthropic (merged last); the
-    # text reaches every other provider as system prompts.
-    return [SystemMessage(content=t) for t in texts], {"system": system}
-
-
-def _decode_messages(wire_messages: list[Any]) -> list[Message]:
-    names: dict[str, str] = {}  # tool_use id -> tool name, since tool_result blocks carry no name
-    messages: list[Message] = []
-    for index, item in enumerate(wire_messages):
-        item = require_dict(item, NAME, f"messages[{index}]")
-        role, content = item.get("role"), item.get("content")
-        if role == "assistant":
-            parts = _decode_assistant_blocks(content)
-            names.update((p.id, p.name) for p in parts if isinstance(p, ToolCall))
-            messages.append(AssistantMessage(parts=parts))
-        elif role == "user":
-            messages.extend(_decode_user_content(content, names))
-        else:
-            raise CodecError(
-                f"anthropic messages[{index}] has role {role!r}; use 'user' or 'assistant'.", provider=NAME
-            )
-    return messages
-
-
-def _blocks(content: Any) -> list[Any]:
-    if not isinstance(content, list):
-        raise CodecError(f"anthropic content {content!r} is neither a string nor a list of blocks.", provider=NAME)
-    return content
-
-
-def _decode_user_content(content: Any, names: dict[str, str]) -> list[Message]:
-    if isinstance(content, str):
-        return [UserMessage(content=content)]
-    messages: list[Message] = []
-    pending: list[TextPart | ImagePart] = []
-    for block in _blocks(content):
-        block = require_dict(block, NAME, "content block")
-        if block.get("type") == "tool_result":
-            if pending:
-                messages.append(UserMessage(content=pending))
-                pending = []
-            messages.append(_decode_result(block, names))
-        elif (part := _decode_media(block)) is not None:
-            pending.append(part)
-    if pending or not messages:
-        messages.append(UserMessage(content=pending))
-    return messages
-
-
-def _decode_media(block: dict[str, Any]) -> TextPart | ImagePart | None:
-    kind = block.get("type")
-    source = block.get("source")
-    if kind == "text":
-        return TextPart(text=block.get("text") or "")
-    if kind == "image" and isinstance(source, dict) and source.get("type") == "base64":
-        try:
-            data = base64.b64decode(source.get("data") or "", validate=True)
-        except (binascii.Error, ValueError):
-            raise CodecError(f"anthropic image data {source.get('data')!r:.40} is not base64.", provider=NAME) from None
-        return ImagePart(data=data, media_type=source.get("media_type"))
-    if kind == "image" and isinstance(source, dict) and source.get("type") == "url":
-        return ImagePart(url=source.get("url") or "")
-    _dropped("content block type", kind)
-    return None
-
-
-def _decode_result(block: dict[str, Any], names: dict[str, str]) -> ToolResult:
-    call_id = str(block.get("tool_use_id") or "")
-    name = names.get(call_id, "")
-    content = block.get("content")
-    is_error = block.get("is_error") is True
-    if isinstance(content, list):
-        parts = [p for b in content if isinstance(b, dict) and (p := _decode_media(b)) is not None]
-        metadata = {NAME: {"is_error": True}} if is_error else {}
-        return ToolResult(tool_call_id=call_id, name=name, kind="multimodal", value=parts, metadata=metadata)
-    # `data` results are JSON text on the wire, indistinguishable from text; text re-encodes identically.
-    text = content if isinstance(content, str) else ("" if content is None else dumps(content))
-    return ToolResult(tool_call_id=call_id, name=name, kind="error" if is_error else "text", value=text)
-
-
-def _decode_tool(tool: Any) -> ToolDefinition | None:
-    tool = require_dict(tool, NAME, "tool")
-    if tool.get("type", "custom") != "custom" or "input_schema" not in tool:
-        _dropped("tool type", tool.get("type"))
-        return None
-    name, description, strict = tool.get("name"), tool.get("description"), tool.get("strict")
-    try:  # ToolDefinition checks the name and the schema's type itself
-        return ToolDefinition(name=name, description=description, parameters=tool["input_schema"], strict=strict)
-    except ValueError as exc:
-        raise CodecError(f"anthropic tools entry {tool.get('name')!r} is not usable: {exc}", provider=NAME) from None
-
-
-def _dropped(what: str, value: Any) -> None:
-    # Visible degradation (SPEC §2): server tools and documents have no neutral form.
-    message = f"anthropic: {what} {value!r} has no neutral form and is dropped when decoding a request."
-    warn_once(_logger, _warned, f"{what}:{value}", message)
-
-
-def _decode_tool_choice(wire: Any) -> tuple[ToolChoice | None, bool | None]:
-    if wire is None:
-        return None, None
-    wire = require_dict(wire, NAME, "tool_choice")
-    disable = wire.get("disable_parallel_tool_use")
-    parallel = None if disable is None else not disable
-    kind = wire.get("type")
-    if kind == "tool" and isinstance(wire.get("name"), str):
-        return NamedToolChoice(wire["name"]), parallel
-    if isinstance(kind, str) and kind in _NEUTRAL_TOOL_CHOICES:
-        return _NEUTRAL_TOOL_CHOICES[kind], parallel
-    raise CodecError(f"anthropic tool_choice {wire!r} is not one of auto, any, none or tool (named).", provider=NAME)
 
 
 # Stream decoder
@@ -591,7 +489,7 @@ class AnthropicStreamDecoder:
                 self._parts.thinking(key=index, provider=NAME, signature=block.get("data") or None, redacted=True)
             case "tool_use":
                 self._start_inputs[index] = block.get("input")
-                return [self._parts.start_call(index, _call_id(block.get("id")), block.get("name") or "")]
+                return [self._parts.start_call(index, call_id(block.get("id")), block.get("name") or "")]
         return []
 
     def _block_delta(self, index: Any, delta: dict[str, Any]) -> list[StreamEvent]:

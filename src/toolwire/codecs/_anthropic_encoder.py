@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.codecs._anthropic import NAME, _encode_reply_part, _encode_usage, _reply_input, _wire_stop_reason
+from toolwire.codecs._anthropic import _encode_reply_part, _encode_usage, _reply_input, _wire_stop_reason
+from toolwire.codecs._anthropic_requests import NAME
 from toolwire.codecs._shared import dumps
 from toolwire.codecs._stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
 from toolwire.types import AssistantPart, Response, TextPart, ThinkingPart, ToolCall

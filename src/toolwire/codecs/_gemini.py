@@ -14,7 +14,14 @@ switch) and `ToolDefinition.strict` (Gemini's `VALIDATED` mode is request-wide; 
 `extra`) are not sent; images given by URL inside tool results go as `fileData`, which only
 Vertex AI accepts there. Results that answer no call of the preceding turn are dropped and calls
 left unanswered get an `error` response, because Gemini rejects a turn whose response count
-differs from its call count.
+differs from its call count. A system message from the middle of a conversation joins the
+others at the end of `systemInstruction` (Gemini takes instructions nowhere else; logged once).
+
+Decoding reads `parametersJsonSchema` (or the OpenAPI `parameters`) into tool definitions and
+`functionCallingConfig` mode `VALIDATED` as tool choice `auto`; what has no neutral form
+(`responseJsonSchema`, `googleSearch`/`codeExecution` tools, `executableCode` parts,
+`thinkingConfig`...) stays in `Request.extra` for Gemini and is logged once when it is a tool,
+a declaration field or a part.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import binascii
 import copy
 import logging
 import mimetypes
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, assert_never
 from urllib.parse import urlsplit
 
@@ -72,6 +80,14 @@ _logger = logging.getLogger(__name__)
 _CHOICE_MODES: dict[str, str] = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 _MODE_CHOICES: dict[str, ToolChoice] = {"AUTO": "auto", "NONE": "none"}
 _MISSING_RESULT = "No result was recorded for this call."
+_DECLARATION_KEYS = frozenset({"name", "description", "parameters", "parametersJsonSchema", "parameters_json_schema"})
+_USER_PART_KEYS = frozenset({"text", "inlineData", "fileData"})  # functionResponse parts are read apart
+_MODEL_PART_KEYS = frozenset({"text", "functionCall"})
+# Fields that describe a part rather than hold content; the content key decides what it is.
+_PART_METADATA_KEYS = frozenset({"thought", "thoughtSignature", "partMetadata", "mediaResolution", "videoMetadata"})
+_GEMINI_ONLY = "gemini: {what} {name!r} has no neutral form; it goes back to Gemini only (Request.extra)."
+
+Warn = Callable[[str, str], None]
 
 
 class GeminiCodec:
@@ -101,6 +117,7 @@ class GeminiCodec:
         system = [m.content for m in request.messages if isinstance(m, SystemMessage)]
         if system:
             body["systemInstruction"] = {"parts": [{"text": text} for text in system]}
+            self._warn_inner_system(request.messages)
         if request.tools:
             body["tools"] = [{"functionDeclarations": [self._encode_tool(t) for t in request.tools]}]
             if request.tool_choice is not None:
@@ -156,14 +173,14 @@ class GeminiCodec:
                 f"The gemini request body needs a 'contents' list, got {contents!r}; pass a generateContent body.",
                 provider=NAME,
             )
-        tools = _decode_tools(body.get("tools"))
+        tools = _decode_tools(body.get("tools"), self._warn)
         generation = body.get("generationConfig")
         generation = generation if isinstance(generation, dict) else {}
         request = Request(
             model=body["model"] if isinstance(body.get("model"), str) else "",
-            messages=[*_decode_system(body.get("systemInstruction")), *_decode_contents(contents)],
+            messages=[*_decode_system(body.get("systemInstruction")), *_decode_contents(contents, self._warn)],
             tools=tools,
-            tool_choice=_decode_tool_choice(body.get("toolConfig")) if tools else None,
+            tool_choice=_decode_tool_choice(body.get("toolConfig"), self._warn) if tools else None,
             max_tokens=_number(generation.get("maxOutputTokens"), int),
             temperature=_number(generation.get("temperature"), float),
         )
@@ -184,6 +201,18 @@ class GeminiCodec:
 
     def _warn(self, key: str, message: str) -> None:
         warn_once(_logger, self._warned, key, message)
+
+    def _warn_inner_system(self, messages: list[Message]) -> None:
+        # Gemini takes instructions only in systemInstruction: a system message from the middle
+        # of a conversation (Anthropic's Opus 4.8+ allow them) joins the others there, in order,
+        # so it keeps a system prompt's authority but loses its place (what LiteLLM does too).
+        first_other = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), len(messages))
+        if any(isinstance(m, SystemMessage) for m in messages[first_other:]):
+            self._warn(
+                f"{NAME}:system-message-position",
+                "gemini: a system message in the middle of the conversation is sent at the end of "
+                "systemInstruction; Gemini takes instructions nowhere else.",
+            )
 
 
 def _encode_tool_choice(choice: ToolChoice) -> dict[str, Any]:
@@ -402,20 +431,25 @@ def _decode_system(instruction: Any) -> list[Message]:
     return [SystemMessage(content=text) for text in texts]
 
 
-def _decode_tools(tools: Any) -> list[ToolDefinition]:
+def _decode_tools(tools: Any, warn: Warn) -> list[ToolDefinition]:
     decoded: list[ToolDefinition] = []
     for tool in tools if isinstance(tools, list) else []:
         declarations = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+        for kind in sorted(set(tool) - {"functionDeclarations"}) if isinstance(tool, dict) else []:
+            # googleSearch, codeExecution, urlContext, mcpServers...: kept in Request.extra for Gemini.
+            warn(f"{NAME}:{kind}", _GEMINI_ONLY.format(what="tool", name=kind))
         for declaration in declarations if isinstance(declarations, list) else []:
-            definition = _decode_declaration(declaration)
+            definition = _decode_declaration(declaration, warn)
             if definition is not None:
                 decoded.append(definition)
     return decoded
 
 
-def _decode_declaration(declaration: Any) -> ToolDefinition | None:
+def _decode_declaration(declaration: Any, warn: Warn) -> ToolDefinition | None:
     if not isinstance(declaration, dict):
         return None
+    for key in sorted(set(declaration) - _DECLARATION_KEYS):  # responseJsonSchema, behavior
+        warn(f"{NAME}:{key}", _GEMINI_ONLY.format(what="function declaration field", name=key))
     # parametersJsonSchema is JSON Schema as is (snake_case from the google-genai SDK's to_dict);
     # parameters is Gemini's OpenAPI subset (`OBJECT`, `nullable`).
     schema = declaration.get("parametersJsonSchema", declaration.get("parameters_json_schema"))
@@ -429,14 +463,25 @@ def _decode_declaration(declaration: Any) -> ToolDefinition | None:
             parameters=schema if isinstance(schema, dict) else None,
         )
     except ValueError:  # a Gemini-only name ("ns.tool"); the declaration stays in Request.extra
+        name = declaration.get("name")
+        warn(f"{NAME}:{name}", _GEMINI_ONLY.format(what="function name", name=name))
         return None
 
 
-def _decode_tool_choice(config: Any) -> ToolChoice | None:
+def _decode_tool_choice(config: Any, warn: Warn) -> ToolChoice | None:
     calling = config.get("functionCallingConfig") if isinstance(config, dict) else None
     if not isinstance(calling, dict):
         return None
     mode, names = calling.get("mode"), calling.get("allowedFunctionNames")
+    if mode == "VALIDATED":
+        # AUTO plus schema adherence enforced by the API (PROVIDERS.md §2.4): the model still
+        # chooses, so it reads as `auto`; the enforcement itself reaches Gemini only (extra).
+        warn(
+            f"{NAME}:VALIDATED",
+            "gemini: functionCallingConfig mode 'VALIDATED' reads as tool_choice 'auto'; its schema "
+            "enforcement goes back to Gemini only (Request.extra).",
+        )
+        return "auto"
     if mode == "ANY":
         if names is None:
             return "required"
@@ -446,7 +491,7 @@ def _decode_tool_choice(config: Any) -> ToolChoice | None:
     return _MODE_CHOICES.get(mode) if isinstance(mode, str) and names is None else None
 
 
-def _decode_contents(contents: list[Any]) -> list[Message]:
+def _decode_contents(contents: list[Any], warn: Warn) -> list[Message]:
     messages: list[Message] = []
     pending: list[ToolCall] = []
     for index, content in enumerate(contents):
@@ -457,7 +502,7 @@ def _decode_contents(contents: list[Any]) -> list[Message]:
             )
         parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
         if content.get("role") == "model":
-            message = _decode_model(parts, seed=f"gemini-request-{index}")
+            message = _decode_model(parts, f"gemini-request-{index}", warn)
             messages.append(message)
             pending = list(message.tool_calls)
             continue
@@ -467,13 +512,14 @@ def _decode_contents(contents: list[Any]) -> list[Message]:
         )
         rest = [p for p in parts if "functionResponse" not in p]
         if rest or not responses:
-            messages.append(_decode_user(rest))
+            messages.append(_decode_user(rest, warn))
     return messages
 
 
-def _decode_model(parts: list[dict[str, Any]], seed: str) -> AssistantMessage:
+def _decode_model(parts: list[dict[str, Any]], seed: str, warn: Warn) -> AssistantMessage:
     decoded: list[TextPart | ThinkingPart | ToolCall] = []
     for position, part in enumerate(parts):
+        _check_part(part, _MODEL_PART_KEYS, warn)
         signature = part.get("thoughtSignature")
         call = part.get("functionCall")
         if isinstance(call, dict) and isinstance(call.get("name"), str):
@@ -525,9 +571,10 @@ def _decode_function_response(
     return ToolResult(tool_call_id=call_id, name=name, kind="data", value=value if value is not None else {})
 
 
-def _decode_user(parts: list[dict[str, Any]]) -> UserMessage:
+def _decode_user(parts: list[dict[str, Any]], warn: Warn) -> UserMessage:
     decoded: list[TextPart | ImagePart] = []
     for part in parts:
+        _check_part(part, _USER_PART_KEYS, warn)
         if isinstance(part.get("text"), str):
             decoded.append(TextPart(text=part["text"]))
         elif (image := _decode_image(part)) is not None:
@@ -535,6 +582,12 @@ def _decode_user(parts: list[dict[str, Any]]) -> UserMessage:
     if len(decoded) == 1 and isinstance(decoded[0], TextPart):
         return UserMessage(content=decoded[0].text)
     return UserMessage(content=decoded)
+
+
+def _check_part(part: dict[str, Any], known: frozenset[str], warn: Warn) -> None:
+    # executableCode, codeExecutionResult, toolCall, toolResponse, and fields added later.
+    for key in sorted(set(part) - known - _PART_METADATA_KEYS):
+        warn(f"{NAME}:{key}", _GEMINI_ONLY.format(what="part type", name=key))
 
 
 def _decode_image(part: dict[str, Any]) -> ImagePart | None:

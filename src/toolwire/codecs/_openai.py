@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["CODEC", "PROFILES", "OpenAICodec", "OpenAIProfile"]
 
 logger = logging.getLogger(__name__)
+_warned: set[str] = set()  # request decoding warnings (encoding ones are per codec instance)
 
 # tables
 
@@ -117,14 +118,19 @@ class OpenAICodec:
             parallel = self.profile.parallel_tool_calls_default
         if parallel is not None:
             body["parallel_tool_calls"] = parallel
+        extra = request.extra
         if request.max_tokens is not None:
-            body[self.profile.max_tokens_field] = request.max_tokens
+            # The field the caller wrote (kept in extra by decode_request) when it still holds the value.
+            field = next((f for f in _MAX_TOKENS_FIELDS if extra.get(f) == request.max_tokens), None)
+            body[field or self.profile.max_tokens_field] = request.max_tokens
+        if any(f in extra for f in _MAX_TOKENS_FIELDS):
+            extra = {k: v for k, v in extra.items() if k not in _MAX_TOKENS_FIELDS}  # the neutral value decides
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.stream:
             body["stream"] = True
             body["stream_options"] = dict(_STREAM_OPTIONS)
-        body.update(request.extra)
+        body.update(extra)
         return body
 
     def _encode_tools(
@@ -176,13 +182,17 @@ class OpenAICodec:
         if not isinstance(model, str):
             raise CodecError(f"The openai request needs a str 'model', got {model!r}.", provider=NAME)
         messages = decode_messages(rest.pop("messages", None))
-        tools = [_decode_tool(t) for t in rest.pop("tools", None) or []]
+        wire_tools = rest.pop("tools", None) or []
+        tools = [t for t in map(_decode_tool, wire_tools) if t is not None]
+        if len(tools) != len(wire_tools):
+            rest["tools"] = wire_tools  # custom tools: the list goes back as it is to OpenAI (extra)
         choice = _decode_tool_choice(rest.get("tool_choice"))
         if choice is not None:
             del rest["tool_choice"]  # an unmodelled choice (allowed_tools, custom) stays in extra
-        max_tokens = next(
-            (rest.pop(f) for f in (self.profile.max_tokens_field, *_MAX_TOKENS_FIELDS) if f in rest), None
-        )
+        written = next((f for f in (self.profile.max_tokens_field, *_MAX_TOKENS_FIELDS) if f in rest), None)
+        max_tokens = rest.pop(written) if written is not None else None
+        if written is not None and written != self.profile.max_tokens_field:
+            rest[written] = max_tokens  # re-encoding for this codec writes the caller's field again
         stream = rest.pop("stream", False) is True
         if stream and rest.get("stream_options") == _STREAM_OPTIONS:
             del rest["stream_options"]
@@ -248,9 +258,15 @@ def _decode_tool_choice(wire: Any) -> ToolChoice | None:
     return None
 
 
-def _decode_tool(wire: Any) -> ToolDefinition:
+def _decode_tool(wire: Any) -> ToolDefinition | None:
     wire = require_dict(wire, NAME, "tool")
     function = wire.get("function")
+    if isinstance(wire.get("type"), str) and wire["type"] != "function":
+        # `custom` tools (free-form input, GPT-5) and kinds added later have no neutral form.
+        kind = wire.get("type")
+        message = f"openai: skipped tool of type {kind!r}; it has no neutral form (kept for OpenAI only)."
+        warn_once(logger, _warned, f"{NAME}:{kind}", message)
+        return None
     if wire.get("type") != "function" or not isinstance(function, dict) or not isinstance(function.get("name"), str):
         raise CodecError(
             f"The openai codec reads function tools only, got {wire!r}; pass other tool kinds through Request.extra.",

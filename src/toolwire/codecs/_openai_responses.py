@@ -5,9 +5,15 @@ Owns request bodies both ways; output items, replies and stream events live in
 `toolwire.errors`, `toolwire.schema` and `toolwire.codecs._shared`; never another codec.
 
 Shapes (openai-python `types/responses/*`):
-- system messages become `instructions` (joined with a blank line); the rest become `input`
-  items: user `message`s with `input_text`/`input_image` content, assistant `message`s with
-  `output_text` content, `reasoning`, `function_call` and `function_call_output` items.
+- leading system messages become `instructions` (joined with a blank line), later ones
+  `developer` messages in place; the rest become `input` items: user `message`s with
+  `input_text`/`input_image` content, assistant `message`s with `output_text` content,
+  `reasoning`, `function_call` and `function_call_output` items.
+- Function tools grouped in a `namespace` tool become flat definitions named `ns__name`
+  (`namespaced`), and so do calls that name a namespace; the namespace goes back apart.
+  Hosted tools (`web_search`, `mcp`, `custom`...) have no neutral form: a tool list that does
+  not come back identically stays in `Request.extra` for Responses, and each hosted tool is
+  logged once. Unknown input items are skipped, logged once by type.
 - Reasoning is replayed statelessly: a `ThinkingPart` from this codec goes back as the
   `reasoning` item it came from (id, summary, `encrypted_content`) in its original position,
   because the API pairs each reasoning item with the item that followed it (PROVIDERS bug 16).
@@ -37,6 +43,7 @@ from toolwire.codecs._openai_responses_replies import (
     decode_response,
     encode_parts,
     encode_response,
+    namespaced,
     warned,
 )
 from toolwire.codecs._shared import (
@@ -45,6 +52,7 @@ from toolwire.codecs._shared import (
     read_error_payload,
     require_dict,
     sniff_image_type,
+    split_leading_system,
     warn_once,
 )
 from toolwire.errors import CodecError
@@ -86,10 +94,11 @@ _REQUEST_KEYS = frozenset(
 
 def _encode_request(request: Request) -> dict[str, Any]:
     body: dict[str, Any] = {"model": request.model}
-    system = [m.content for m in request.messages if isinstance(m, SystemMessage)]
+    # Leading system messages form `instructions`; later ones stay in place as developer messages.
+    system, messages = split_leading_system(request.messages)
     if system:
         body["instructions"] = "\n\n".join(system)
-    body["input"] = _encode_input(request.messages)
+    body["input"] = _encode_input(messages)
     if request.tools:
         body["tools"] = [_encode_tool(tool) for tool in request.tools]
     if request.tool_choice is not None:
@@ -111,7 +120,8 @@ def _encode_input(messages: list[Message]) -> list[dict[str, Any]]:
     for message in messages:
         match message:
             case SystemMessage():
-                continue  # sent as `instructions`
+                developer = [{"type": "input_text", "text": message.content}]
+                items.append({"type": "message", "role": "developer", "content": developer})
             case UserMessage():
                 content = [TextPart(text=message.content)] if isinstance(message.content, str) else message.content
                 items.append({"type": "message", "role": "user", "content": [_encode_content(p) for p in content]})
@@ -273,26 +283,42 @@ class _InputReader:
 
 
 def _decode_tools(tools: Any) -> list[ToolDefinition]:
-    definitions = []
+    definitions: list[ToolDefinition] = []
     for tool in tools if isinstance(tools, list) else []:
-        if isinstance(tool, dict) and tool.get("type") == "function":
-            definitions.append(
-                ToolDefinition(
-                    name=str(tool.get("name", "")),
-                    description=as_str(tool.get("description")),
-                    parameters=tool.get("parameters") if isinstance(tool.get("parameters"), dict) else None,
-                    strict=tool.get("strict") if isinstance(tool.get("strict"), bool) else None,
-                )
-            )
-        else:
-            kind = tool.get("type") if isinstance(tool, dict) else tool
-            warn_once(
-                _log,
-                warned,
-                f"tool-{kind}",
-                f"openai-responses: skipped hosted tool {kind!r}; it has no neutral form.",
-            )
+        kind = tool.get("type") if isinstance(tool, dict) else tool
+        if kind == "function":
+            definitions.extend(_decode_function(tool, None))
+        elif kind == "namespace":
+            for inner in tool.get("tools") or []:
+                if isinstance(inner, dict) and inner.get("type") == "function":
+                    definitions.extend(_decode_function(inner, str(tool.get("name", ""))))
+                else:
+                    kind = inner.get("type") if isinstance(inner, dict) else inner
+                    _skipped("tool in a namespace", kind, f"{tool.get('name')}.")
+        else:  # web_search, file_search, code_interpreter, mcp, custom...: kept in extra for Responses
+            _skipped("tool", kind)
     return definitions
+
+
+def _decode_function(tool: dict[str, Any], namespace: str | None) -> list[ToolDefinition]:
+    name = str(tool.get("name", ""))
+    try:
+        return [
+            ToolDefinition(
+                name=namespaced(namespace, name),
+                description=as_str(tool.get("description")),
+                parameters=tool.get("parameters") if isinstance(tool.get("parameters"), dict) else None,
+                strict=tool.get("strict") if isinstance(tool.get("strict"), bool) else None,
+            )
+        ]
+    except ValueError:  # a name no other provider takes; the tool still goes back to Responses (extra)
+        _skipped("tool named", namespaced(namespace, name))
+        return []
+
+
+def _skipped(what: str, kind: Any, where: str = "") -> None:
+    message = f"openai-responses: skipped {what} {kind!r}; it has no neutral form (kept for Responses only)."
+    warn_once(_log, warned, f"{NAME}:{where}{kind}", message)
 
 
 def _decode_tool_choice(value: Any) -> ToolChoice | None:
@@ -322,10 +348,15 @@ def _decode_request(body: dict[str, Any]) -> Request:
     tool_choice = _decode_tool_choice(body.get("tool_choice"))
     if tool_choice is None and body.get("tool_choice") is not None:
         extra["tool_choice"] = body["tool_choice"]  # allowed_tools and hosted choices pass through
+    tools = _decode_tools(body.get("tools"))
+    if "tools" in body and [_encode_tool(t) for t in tools] != body["tools"]:
+        # Hosted tools, namespaces, defer_loading, an omitted `strict`: the list goes back as it
+        # is to Responses (merged last); other providers get the neutral function tools.
+        extra["tools"] = body["tools"]
     return Request(
         model=model,
         messages=reader.messages,
-        tools=_decode_tools(body.get("tools")),
+        tools=tools,
         tool_choice=tool_choice,
         parallel_tool_calls=body.get("parallel_tool_calls"),
         max_tokens=as_int(body.get("max_output_tokens")),

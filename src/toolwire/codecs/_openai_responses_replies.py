@@ -38,6 +38,7 @@ __all__ = [
     "decode_response",
     "encode_parts",
     "encode_response",
+    "namespaced",
     "warned",
 ]
 
@@ -159,6 +160,9 @@ def _encode_call(call: ToolCall, seed: str | None, position: int) -> dict[str, A
         "name": call.name,
         "arguments": dumps(call.arguments),
     }
+    namespace = _own(call.metadata).get("namespace")
+    if isinstance(namespace, str) and call.name.startswith(prefix := namespaced(namespace, "")):
+        item.update(name=call.name.removeprefix(prefix), namespace=namespace)
     item_id = _own(call.metadata).get("item_id")
     if item_id is None and seed is not None:
         item_id = derived_call_id(seed, position, "fc_")
@@ -285,12 +289,29 @@ def decode_message(item: dict[str, Any]) -> list[TextPart]:
     return [TextPart(text=e[0], metadata=_text_metadata(item, e[1])) for e in entries if e is not None]
 
 
+def namespaced(namespace: str | None, name: str) -> str:
+    """The neutral name of a function in a `namespace` tool: `crm` + `lookup` is `crm__lookup`.
+
+    Function calls name such a function by `name` and `namespace` apart (openai-python
+    `ResponseFunctionToolCall.namespace`); other providers know one flat name, and `__` is the
+    separator Codex has long used for MCP tools (`mcp__server__tool`).
+    """
+    return f"{namespace}__{name}" if namespace else name
+
+
 def decode_call(item: dict[str, Any], seed: str, index: int) -> ToolCall:
     arguments, metadata = parse_arguments(item.get("arguments"))
+    own: dict[str, Any] = {}
     if isinstance(item.get("id"), str):
-        metadata[NAME] = {"item_id": item["id"]}
+        own["item_id"] = item["id"]
+    namespace = as_str(item.get("namespace"))
+    if namespace:
+        own["namespace"] = namespace
+    if own:
+        metadata[NAME] = own
     call_id = as_str(item.get("call_id")) or as_str(item.get("id")) or derived_call_id(seed, index)
-    return ToolCall(id=call_id, name=str(item.get("name", "")), arguments=arguments, metadata=metadata)
+    name = namespaced(namespace, str(item.get("name", "")))
+    return ToolCall(id=call_id, name=name, arguments=arguments, metadata=metadata)
 
 
 def _stop_reason(status: Any, incomplete: Any, has_calls: bool) -> tuple[StopReason, str | None]:

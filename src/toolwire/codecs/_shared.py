@@ -22,6 +22,7 @@ from toolwire.types import (
     AssistantMessage,
     AssistantPart,
     Message,
+    SystemMessage,
     TextDelta,
     TextPart,
     ThinkingDelta,
@@ -44,6 +45,7 @@ __all__ = [
     "results_in_call_order",
     "sanitize_id",
     "sniff_image_type",
+    "split_leading_system",
     "unique_call_ids",
     "warn_once",
 ]
@@ -54,6 +56,16 @@ _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 def dumps(value: Any) -> str:
     """Compact JSON text with unicode kept readable: what codecs send as JSON strings."""
     return _compact.encode(value)
+
+
+def split_leading_system(messages: list[Message]) -> tuple[list[str], list[Message]]:
+    """The texts of the system messages that open the conversation, and the messages after them.
+
+    For wires with one top-level system prompt (Anthropic `system`, Responses `instructions`)
+    that also take system messages later on, in place.
+    """
+    leading = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), len(messages))
+    return [m.content for m in messages[:leading] if isinstance(m, SystemMessage)], messages[leading:]
 
 
 def results_in_call_order(messages: list[Message]) -> list[Message]:

@@ -40,8 +40,15 @@ logger = logging.getLogger("toolwire.gateway")
 _warned: set[tuple[str, str, str]] = set()
 _WIRE_ONLY = frozenset({"stream", "stream_options"})  # how a reply is framed, not what it says
 # Fields a codec decodes into the neutral request yet also keeps in `extra` for an exact round
-# trip (Gemini keeps its own spelling of tool schemas): nothing of them is lost across protocols.
-_MODELED = {"gemini": frozenset({"tools", "toolConfig"})}
+# trip (Gemini keeps its own spelling of contents and tool schemas, Anthropic cached system blocks and tool
+# lists with server tools, Responses tool lists with hosted and namespace tools): their neutral
+# part crosses protocols, and what does not is named by the codec's own degradation warnings.
+_MODELED = {
+    "gemini": frozenset({"contents", "tools", "toolConfig"}),
+    "anthropic": frozenset({"system", "tools"}),
+    "openai-responses": frozenset({"tools"}),
+    "openai": frozenset({"tools"}),
+}
 # Fields whose `extra` value holds only what the neutral form left out of them (name those parts).
 _PARTIAL = {"gemini": frozenset({"generationConfig"})}
 _MARKS = (MARK.encode(), SIGNATURE_MARK.encode())

@@ -22,15 +22,21 @@ __all__ = ["CallFilter", "parse_reply", "text_request"]
 
 # Where a written call may begin, in any format `parse_tool_calls` reads.
 _START = re.compile(r"TOOL_CALL|\[TOOL_CALLS\]|<tool_call|<function|<\||<\uff5c|```|~~~|(?:^|\n)[ \t]*[\[{]")
+_TOOL_KEYS = frozenset({"tools", "tool_choice", "toolConfig"})
+_PROMPT_KEYS = frozenset({"system", "systemInstruction", "instructions", "contents", "messages", "input"})
 _TAIL = len("[TOOL_CALLS]")  # unsent text kept back in case a marker is split across deltas
 
 
 def text_request(request: Request) -> Request:
     """`request` as a model without a tool API gets it: tools in the prompt, calls and results as text."""
+    # `extra` may hold the client's own wire copy of what this rewrites (a tool list with hosted
+    # tools, cached system blocks, Gemini contents); merged last, it would undo the rewrite.
+    extra = {k: v for k, v in request.extra.items() if k not in _TOOL_KEYS}
     if not request.tools:
-        return request
+        return replace(request, extra=extra) if len(extra) != len(request.extra) else request
+    extra = {k: v for k, v in extra.items() if k not in _PROMPT_KEYS}
     messages = to_text_messages(request.messages, request.tools)
-    return replace(request, messages=messages, tools=[], tool_choice=None, parallel_tool_calls=None)
+    return replace(request, messages=messages, tools=[], tool_choice=None, parallel_tool_calls=None, extra=extra)
 
 
 def parse_reply(response: Response, tools: Sequence[ToolDefinition], path: str) -> Response:
