@@ -164,9 +164,12 @@ Command = tuple[list[str], dict[str, str]]
 
 
 def claude_command(url: str, prompt: str, home: Path) -> Command:
-    """Claude Code in print mode, Write and Bash allowed, the gateway as its API."""
+    """Claude Code in print mode, Write and Bash allowed, the gateway as its API.
+
+    Its default model (Claude Opus 5.5 in 2.1.331) sends mid-conversation system messages.
+    """
     env = hermetic_env(home) | {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-unused"}
-    argv = [str(CLAUDE), "-p", prompt, "--model", "claude-sonnet-4-6", "--allowedTools", "Write", "Bash"]
+    argv = [str(CLAUDE), "-p", prompt, "--allowedTools", "Write", "Bash"]
     return argv, env
 
 
