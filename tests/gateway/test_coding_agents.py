@@ -51,7 +51,7 @@ from tests.gateway._agents import (
 )
 from tests.gateway.conftest import Gateway
 from toolwire.gateway import Route, create_app
-from toolwire.testing import DropStream, ErrorReply, ScriptedServer, Turn
+from toolwire.testing import DropStream, ErrorReply, ScriptedServer, Turn, reply
 from toolwire.types import Request, SystemMessage, ToolCall, ToolResult
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
@@ -186,6 +186,52 @@ def test_a_gemini_client_gets_the_carrier_on_the_first_call() -> None:
     parts = answer.json()["candidates"][0]["content"]["parts"]
     assert [sorted(p) for p in parts] == [["text", "thought"], ["text"], ["functionCall", "thoughtSignature"]]
     assert parts[2]["thoughtSignature"] != SIGNATURE  # the packed context, not Gemini's own
+
+
+NAMESPACED = {
+    "type": "namespace",
+    "name": "crm",
+    "description": "The customer database.",
+    "tools": [{"type": "function", "name": "lookup", "parameters": {"type": "object"}}],
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_call_to_a_namespaced_tool_reaches_a_responses_client_under_its_namespace(stream: bool) -> None:
+    """Other providers know `crm__lookup`; the Responses client dispatches on `namespace` + `name`.
+
+    Needs no npm: plain HTTP, as Codex sends it (its sub-agent tools come in a namespace).
+    """
+    with ScriptedServer([reply("", [call("toolu_1", "crm__lookup", id=7)])]) as server:
+        with gateway_to("anthropic", server) as gateway:
+            body = {"model": "gpt-5.1-codex", "input": "Who is 7?", "tools": [NAMESPACED], "stream": stream}
+            answer = httpx2.post(gateway.url + "/v1/responses", json=body, headers={"authorization": "Bearer k"})
+    assert [t["name"] for t in server.requests[0].body["tools"]] == ["crm__lookup"]
+    expected = {"name": "lookup", "namespace": "crm", "arguments": '{"id":7}'}
+    if stream:
+        events = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ")]
+        items = [e["item"] for e in events if e["type"] in ("response.output_item.added", "response.output_item.done")]
+        items += events[-1]["response"]["output"]
+        assert [(i["name"], i["namespace"]) for i in items] == [("lookup", "crm")] * 3
+        done = next(e for e in events if e["type"] == "response.function_call_arguments.done")
+        assert done["name"] == "lookup"
+        item = items[-1]
+    else:
+        (item,) = answer.json()["output"]
+    assert {k: item[k] for k in expected} == expected
+
+
+@needs_codex
+def test_codex_runs_a_namespaced_tool_of_its_own_through_the_gateway(dirs: tuple[Path, Path]) -> None:
+    work, home = dirs
+    close = call("call_n1", "multi_agent_v1__close_agent", target="no-such-agent")  # a sub-agent tool
+    loop = ToolLoop("exec_command", "anthropic", [[close]], client="openai-responses")
+    with ScriptedServer(loop) as server, gateway_to("anthropic", server) as gateway:
+        run_agent("codex", gateway.url, "Close the agent.", work, home)
+    assert "multi_agent_v1__close_agent" in [t["name"] for t in server.requests[0].body["tools"]]
+    (result,) = loop.results()
+    assert result.startswith("invalid agent id no-such-agent")  # its own tool answered, not "unsupported call"
+    loop.assert_context_came_back()
 
 
 # errors, as each agent sees them
