@@ -40,6 +40,7 @@ from tests.gateway._agents import (
     SIGNATURE,
     UPSTREAM_KEY_ENV,
     ToolLoop,
+    claude_command,
     codex_command,
     gateway_to,
     hermetic_env,
@@ -147,6 +148,36 @@ def test_the_agent_runs_its_tools_through_the_gateway(agent: str, upstream: str,
     if agent == "claude" and upstream.startswith("openai"):  # its system message after the prompt stays there
         kinds = [type(m).__name__ for m in loop.loop[0].messages]
         assert kinds[kinds.index("UserMessage") :] == ["UserMessage", "SystemMessage"]
+
+
+@needs_claude
+def test_claude_code_sees_every_call_streamed_as_it_arrives(dirs: tuple[Path, Path]) -> None:
+    """Claude Code's own view of the stream: one block per part, arguments as `input_json_delta`s.
+
+    The failure other proxies ship: `tool_use` blocks whose input never streams, reaching the
+    agent as `{}`. The OpenAI upstream sends each call's arguments in pieces.
+    """
+    work, home = dirs
+    loop = tool_loop("claude", "openai", work)
+    with ScriptedServer(loop) as server, gateway_to("openai", server) as gateway:
+        argv, env = claude_command(gateway.url, PROMPT, home)
+        flags = ["--output-format", "stream-json", "--include-partial-messages", "--verbose"]
+        lines = [json.loads(line) for line in run([*argv, *flags], work, env).stdout.splitlines()]
+    events = [line["event"] for line in lines if line["type"] == "stream_event"]
+    seen = [(e["type"], e.get("index"), e.get("delta", {}).get("type")) for e in events]
+    start, stop = [("message_start", None, None)], [("message_delta", None, None), ("message_stop", None, None)]
+
+    def block(index: int, kind: str, pieces: int = 3) -> list[tuple[str, int | None, str | None]]:
+        deltas = [("content_block_delta", index, kind)] * pieces
+        return [("content_block_start", index, None), *deltas, ("content_block_stop", index, None)]
+
+    first = [*block(0, "thinking_delta"), *block(1, "text_delta"), *block(2, "input_json_delta")]
+    first += block(3, "input_json_delta")
+    replies = [first, block(0, "input_json_delta"), block(0, "text_delta")]
+    assert seen == [event for one in replies for event in (*start, *one, *stop)]
+    content = [b for line in lines if line["type"] == "assistant" for b in line["message"]["content"]]
+    uses = [(b["name"], b["input"]) for b in content if b["type"] == "tool_use"]
+    assert uses == [(c.name, c.arguments) for calls in loop.turns for c in calls]  # never {}
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
