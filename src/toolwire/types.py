@@ -223,7 +223,9 @@ class Request:
 
     `extra` holds provider options toolwire does not model. `extra_codec` names the codec they
     came from (set by `decode_request`): another codec leaves them out, since one provider's keys
-    are noise or an error to another.
+    are noise or an error to another. The common sampling options (`top_p`, `stop`, `seed`,
+    `user`) are fields, so they reach every provider that has them (SPEC §2 maps them); one
+    that lacks an option leaves it out with a warning.
     """
 
     model: str
@@ -233,6 +235,10 @@ class Request:
     parallel_tool_calls: bool | None = None
     max_tokens: int | None = None
     temperature: float | None = None
+    top_p: float | None = None
+    stop: list[str] | None = None
+    seed: int | None = None
+    user: str | None = None
     stream: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     extra_codec: str | None = None

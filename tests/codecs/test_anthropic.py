@@ -527,13 +527,14 @@ def test_extra_options_go_back_only_to_the_codec_they_came_from(caplog: pytest.L
     body = {"model": MODEL, "max_tokens": 10, "system": system, "metadata": {"user_id": "u1"}, "messages": []}
     body["messages"] = [{"role": "user", "content": "hi"}]
     request = get_codec("anthropic").decode_request(body)
-    assert (request.extra, request.extra_codec) == ({"system": system, "metadata": {"user_id": "u1"}}, "anthropic")
+    assert (request.extra, request.extra_codec, request.user) == ({"system": system}, "anthropic", "u1")
     assert get_codec("anthropic").encode_request(request) == body
     with caplog.at_level(logging.WARNING, logger="toolwire.codecs"):
         openai_body = get_codec("openai").encode_request(request)
     assert openai_body["messages"][0] == {"role": "system", "content": "Be brief."}
     assert "system" not in openai_body and "metadata" not in openai_body
-    assert "openai: left out anthropic options it has no equivalent for: metadata, system." in caplog.text
+    assert openai_body["user"] == "u1"  # metadata.user_id is the neutral user
+    assert "openai: left out anthropic options it has no equivalent for: system." in caplog.text
 
 
 @pytest.mark.parametrize(

@@ -86,13 +86,13 @@ def test_anthropic_features_round_trip_and_decode_exactly(caplog: pytest.LogCapt
     assert sorted(request.extra) == [
         "cache_control",
         "context_management",
-        "metadata",
         "output_config",
         "system",
         "thinking",
         "tools",
     ]
     assert request.extra["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert request.user == "user_1"  # metadata.user_id is the neutral user
     assert messages_of(caplog.records) == [
         "anthropic: tool type 'web_search_20250305' has no neutral form and is dropped when decoding a request."
     ]
@@ -217,7 +217,7 @@ def test_anthropic_features_encoded_for_openai_drop_what_has_no_place(caplog: py
         }
     ]
     assert messages_of(caplog.records) == [
-        "openai: left out anthropic options it has no equivalent for: cache_control, context_management, metadata, "
+        "openai: left out anthropic options it has no equivalent for: cache_control, context_management, "
         "output_config, system, thinking, tools."
     ]
 

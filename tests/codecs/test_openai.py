@@ -190,7 +190,7 @@ def stream_request() -> Request:
         messages=[SystemMessage(content="Be brief."), user("Say hello.")],
         max_tokens=256,
         stream=True,
-        extra={"seed": 7},
+        seed=7,
     )
 
 
@@ -607,10 +607,12 @@ def test_stream_asks_for_usage_and_decode_consumes_it() -> None:
 
 
 def test_extra_is_merged_last_and_unknown_keys_come_back_in_extra() -> None:
-    request = Request(model="m", messages=[], temperature=0.5, extra={"temperature": 0.1, "user": "u1"})
+    request = Request(model="m", messages=[], temperature=0.5, extra={"temperature": 0.1, "logprobs": True})
     body = CODEC.encode_request(request)
-    assert body == {"model": "m", "messages": [], "temperature": 0.1, "user": "u1"}
-    assert CODEC.decode_request(dict(body)) == Request(model="m", messages=[], temperature=0.1, extra={"user": "u1"})
+    assert body == {"model": "m", "messages": [], "temperature": 0.1, "logprobs": True}
+    assert CODEC.decode_request(dict(body)) == Request(
+        model="m", messages=[], temperature=0.1, extra={"logprobs": True}
+    )
 
 
 def test_max_tokens_is_read_from_either_field() -> None:

@@ -175,7 +175,7 @@ def test_what_the_target_cannot_carry_is_named_in_a_header(
     }
     response = http.post(gateway.url + "/v1/messages", json=body)
     assert response.status_code == 200
-    assert response.headers["x-toolwire-dropped"] == "anthropic:thinking, anthropic:metadata"
+    assert response.headers["x-toolwire-dropped"] == "anthropic:thinking"  # metadata.user_id became `user`
     assert "thinking" not in upstreams["openai"].requests[-1].body
 
 

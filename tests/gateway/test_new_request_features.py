@@ -47,7 +47,7 @@ def test_a_claude_code_request_reaches_openai(
     assert response.json()["content"] == [{"type": "text", "text": "Done."}]
     assert response.headers["x-toolwire-dropped"] == (
         "anthropic:thinking, anthropic:output_config, anthropic:context_management, anthropic:cache_control, "
-        "anthropic:metadata, anthropic:web_search_20250305"
+        "anthropic:web_search_20250305"
     )
     system = [m["content"] for m in upstreams["openai"].requests[-1].body["messages"] if m["role"] == "system"]
     assert system == [  # in place where the client put them
@@ -89,6 +89,7 @@ def test_a_claude_code_request_reaches_openai(
         ],
         "tool_choice": "auto",
         "max_completion_tokens": 32000,
+        "user": "user_1",  # Anthropic's metadata.user_id
     }
 
 

@@ -45,7 +45,9 @@ from toolwire.codecs._shared import (
     sanitize_id,
     sniff_image_type,
     split_leading_system,
+    stop_list,
     unique_call_ids,
+    warn_missing_options,
     warn_once,
 )
 from toolwire.errors import CodecError, ProviderError
@@ -100,7 +102,7 @@ _WIRE_STOP_REASONS: dict[StopReason, str] = {
 _TOOL_CHOICES: dict[str, str] = {"auto": "auto", "none": "none", "required": "any"}
 # `claude-opus-4-8`, `claude-sonnet-5`, `us.anthropic.claude-opus-4-8-v1:0`; a date is no minor version.
 _MODEL_VERSION = re.compile(r"claude-[a-z]+-(\d+)(?:-(\d{1,2}))?(?!\d)")
-_REQUEST_KEYS = frozenset("model max_tokens system messages tools tool_choice temperature stream".split())
+_REQUEST_KEYS = frozenset("model max_tokens system messages tools tool_choice temperature top_p stream".split())
 
 # Encode
 
@@ -125,7 +127,30 @@ def _encode_request(request: Request) -> dict[str, Any]:
     if request.stream:
         body["stream"] = True
     body.update(request.extra)
+    _encode_options(request, body)  # after extra: a `metadata` kept there gains the user id
     return body
+
+
+def _encode_options(request: Request, body: dict[str, Any]) -> None:
+    if request.top_p is not None:
+        body["top_p"] = request.top_p
+    if request.stop is not None:
+        body["stop_sequences"] = request.stop
+    if request.user is not None:
+        body["metadata"] = {**body.get("metadata", {}), "user_id": request.user}
+    warn_missing_options(_logger, _warned, NAME, request, ("seed",))
+
+
+def _decode_options(body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """The sampling options of a body; what else `metadata` holds stays in `extra`."""
+    options: dict[str, Any] = {"top_p": body.get("top_p"), "stop": stop_list(extra.pop("stop_sequences", None))}
+    metadata = extra.pop("metadata", None)
+    if isinstance(metadata, dict) and isinstance(metadata.get("user_id"), str):
+        options["user"] = metadata["user_id"]
+        metadata = {k: v for k, v in metadata.items() if k != "user_id"}
+    if metadata:
+        extra["metadata"] = metadata
+    return options
 
 
 def _split_system(model: str, messages: list[Message]) -> tuple[list[str], list[Message]]:
@@ -416,6 +441,7 @@ def _decode_request(body: dict[str, Any]) -> Request:
         temperature=body.get("temperature"),
         stream=stream,
         extra=extra,
+        **_decode_options(body, extra),
     )
 
 

@@ -43,7 +43,15 @@ from toolwire.codecs._gemini_stream import (
     encode_response,
     gemini_metadata,
 )
-from toolwire.codecs._shared import derived_call_id, parse_arguments, require_dict, sniff_image_type, warn_once
+from toolwire.codecs._shared import (
+    derived_call_id,
+    parse_arguments,
+    require_dict,
+    sniff_image_type,
+    stop_list,
+    warn_missing_options,
+    warn_once,
+)
 from toolwire.errors import CodecError
 from toolwire.schema import from_openapi_schema, gemini_schema
 from toolwire.types import (
@@ -131,6 +139,10 @@ class GeminiCodec:
             generation["maxOutputTokens"] = request.max_tokens
         if request.temperature is not None:
             generation["temperature"] = request.temperature
+        for option, key in (("top_p", "topP"), ("stop", "stopSequences"), ("seed", "seed")):
+            if (value := getattr(request, option)) is not None:
+                generation[key] = value
+        warn_missing_options(_logger, self._warned, NAME, request, ("user",))
         if generation:
             body["generationConfig"] = generation
         return _merge(body, request.extra)
@@ -183,6 +195,9 @@ class GeminiCodec:
             tool_choice=_decode_tool_choice(body.get("toolConfig"), self._warn) if tools else None,
             max_tokens=_number(generation.get("maxOutputTokens"), int),
             temperature=_number(generation.get("temperature"), float),
+            top_p=_number(generation.get("topP"), float),
+            stop=stop_list(generation.get("stopSequences")),
+            seed=_number(generation.get("seed"), int),
         )
         request.extra = _difference(body, self.encode_request(request))
         return request

@@ -152,6 +152,9 @@ class GuardedCodec:
         """See `Codec.decode_request`; bad input raises `CodecError` naming the field."""
         with _boundary(self.name, "request", body):
             request: Request = self._codec.decode_request(body)
+        shape = SHAPES.get(self.name, {}).get("request")
+        if shape is not None and find_bad_field(body, shape) is not None:  # e.g. "temperature": "hot"
+            raise _explain(self.name, "request", body, None)
         if request.extra and request.extra_codec is None:
             request.extra_codec = self.name
         return request

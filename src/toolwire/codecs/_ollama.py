@@ -38,6 +38,8 @@ from toolwire.codecs._shared import (
     require_dict,
     results_in_call_order,
     sniff_image_type,
+    stop_list,
+    warn_missing_options,
     warn_once,
 )
 from toolwire.errors import CodecError, ProviderError
@@ -105,6 +107,10 @@ def _encode_request(request: Request, warned: set[str]) -> dict[str, Any]:
         options["temperature"] = request.temperature
     if request.max_tokens is not None:
         options["num_predict"] = request.max_tokens
+    for option in ("top_p", "stop", "seed"):
+        if (value := getattr(request, option)) is not None:
+            options[option] = value
+    warn_missing_options(_logger, warned, NAME, request, ("user",))
     extra = dict(request.extra)
     if isinstance(extra.get("options"), dict):
         options.update(extra.pop("options"))
@@ -390,6 +396,7 @@ def _decode_request(body: dict[str, Any]) -> Request:
     options = dict(body["options"]) if isinstance(body.get("options"), dict) else {}
     temperature = options.pop("temperature", None)
     max_tokens = options.pop("num_predict", None)
+    top_p, stop, seed = options.pop("top_p", None), stop_list(options.pop("stop", None)), options.pop("seed", None)
     if options:
         extra["options"] = options
     tools = _list(body.get("tools"))
@@ -400,6 +407,9 @@ def _decode_request(body: dict[str, Any]) -> Request:
         stream=bool(body.get("stream", True)),
         temperature=temperature,
         max_tokens=max_tokens,
+        top_p=top_p,
+        stop=stop,
+        seed=seed,
         extra=extra,
     )
 

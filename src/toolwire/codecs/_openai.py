@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from toolwire.codecs._openai_messages import NAME, decode_messages, encode_messages
 from toolwire.codecs._openai_replies import OpenAIStreamDecoder, decode_response, encode_response
-from toolwire.codecs._shared import require_dict, warn_once
+from toolwire.codecs._shared import require_dict, stop_list, warn_once
 from toolwire.errors import CodecError
 from toolwire.types import NamedToolChoice, Request, Response, ToolChoice, ToolDefinition
 
@@ -118,6 +118,15 @@ class OpenAICodec:
             parallel = self.profile.parallel_tool_calls_default
         if parallel is not None:
             body["parallel_tool_calls"] = parallel
+        extra = self._encode_options(request, body)
+        if request.stream:
+            body["stream"] = True
+            body["stream_options"] = dict(_STREAM_OPTIONS)
+        body.update(extra)
+        return body
+
+    def _encode_options(self, request: Request, body: dict[str, Any]) -> dict[str, Any]:
+        """Put the sampling options in `body`; return the `extra` still to merge."""
         extra = request.extra
         if request.max_tokens is not None:
             # The field the caller wrote (kept in extra by decode_request) when it still holds the value.
@@ -125,13 +134,10 @@ class OpenAICodec:
             body[field or self.profile.max_tokens_field] = request.max_tokens
         if any(f in extra for f in _MAX_TOKENS_FIELDS):
             extra = {k: v for k, v in extra.items() if k not in _MAX_TOKENS_FIELDS}  # the neutral value decides
-        if request.temperature is not None:
-            body["temperature"] = request.temperature
-        if request.stream:
-            body["stream"] = True
-            body["stream_options"] = dict(_STREAM_OPTIONS)
-        body.update(extra)
-        return body
+        for option in ("temperature", "top_p", "stop", "seed", "user"):
+            if (value := getattr(request, option)) is not None:
+                body[option] = value
+        return extra
 
     def _encode_tools(
         self, tools: list[ToolDefinition], choice: ToolChoice | None
@@ -204,6 +210,10 @@ class OpenAICodec:
             parallel_tool_calls=rest.pop("parallel_tool_calls", None),
             max_tokens=max_tokens,
             temperature=rest.pop("temperature", None),
+            top_p=rest.pop("top_p", None),
+            stop=stop_list(rest.pop("stop", None)),
+            seed=rest.pop("seed", None),
+            user=rest.pop("user", None),
             stream=stream,
             extra=rest,
         )

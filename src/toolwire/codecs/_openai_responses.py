@@ -53,6 +53,7 @@ from toolwire.codecs._shared import (
     require_dict,
     sniff_image_type,
     split_leading_system,
+    warn_missing_options,
     warn_once,
 )
 from toolwire.errors import CodecError
@@ -86,7 +87,7 @@ _log = logging.getLogger(__name__)
 _STRING_CHOICES = ("auto", "none", "required")
 _REQUEST_KEYS = frozenset(
     {"model", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls", "max_output_tokens"}
-    | {"temperature", "stream"}
+    | {"temperature", "top_p", "user", "stream"}
 )
 
 # Encode
@@ -109,6 +110,11 @@ def _encode_request(request: Request) -> dict[str, Any]:
         body["max_output_tokens"] = request.max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.top_p is not None:
+        body["top_p"] = request.top_p
+    if request.user is not None:
+        body["user"] = request.user
+    warn_missing_options(_log, warned, NAME, request, ("stop", "seed"))
     if request.stream:
         body["stream"] = True
     body.update(request.extra)
@@ -361,6 +367,8 @@ def _decode_request(body: dict[str, Any]) -> Request:
         parallel_tool_calls=body.get("parallel_tool_calls"),
         max_tokens=as_int(body.get("max_output_tokens")),
         temperature=body.get("temperature"),
+        top_p=body.get("top_p"),
+        user=as_str(body.get("user")),
         stream=body.get("stream") is True,
         extra=extra,
     )

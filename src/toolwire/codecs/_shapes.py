@@ -56,6 +56,10 @@ _OPENAI = {
         "max_tokens": int,
         "max_completion_tokens": int,
         "temperature": _NUMBER,
+        "top_p": _NUMBER,
+        "stop": (str, list),
+        "seed": int,
+        "user": str,
         "stream": bool,
         "parallel_tool_calls": bool,
     },
@@ -114,6 +118,9 @@ _ANTHROPIC = {
         "tool_choice": dict,
         "max_tokens": int,
         "temperature": _NUMBER,
+        "top_p": _NUMBER,
+        "stop_sequences": [str],
+        "metadata": {"user_id": str},
         "stream": bool,
     },
 }
@@ -146,7 +153,13 @@ _GEMINI = {
         "systemInstruction": {"parts": [_GEMINI_PART]},
         "tools": [{"functionDeclarations": [{"name": str, "description": str, "parameters": dict}]}],
         "toolConfig": dict,
-        "generationConfig": {"maxOutputTokens": int, "temperature": _NUMBER},
+        "generationConfig": {
+            "maxOutputTokens": int,
+            "temperature": _NUMBER,
+            "topP": _NUMBER,
+            "seed": int,
+            "stopSequences": [str],
+        },
     },
 }
 
@@ -230,6 +243,8 @@ _RESPONSES = {
         "tool_choice": (str, dict),
         "max_output_tokens": int,
         "temperature": _NUMBER,
+        "top_p": _NUMBER,
+        "user": str,
         "stream": bool,
     },
 }

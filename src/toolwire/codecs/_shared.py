@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolwire.errors import CodecError
 from toolwire.types import (
@@ -32,6 +32,9 @@ from toolwire.types import (
     ToolResult,
 )
 
+if TYPE_CHECKING:
+    from toolwire.types import Request
+
 __all__ = [
     "StreamAccumulator",
     "collect_degradations",
@@ -46,7 +49,9 @@ __all__ = [
     "sanitize_id",
     "sniff_image_type",
     "split_leading_system",
+    "stop_list",
     "unique_call_ids",
+    "warn_missing_options",
     "warn_once",
 ]
 
@@ -320,6 +325,25 @@ def collect_degradations() -> Iterator[list[str]]:
         yield found
     finally:
         _DEGRADATIONS.reset(token)
+
+
+def warn_missing_options(
+    logger: logging.Logger, seen: set[str], codec: str, request: Request, missing: tuple[str, ...]
+) -> None:
+    """Say once per option that `codec` has no place for a sampling option the request sets."""
+    for option in missing:
+        if getattr(request, option) is not None:
+            message = f"{codec} has no {option!r} option; toolwire leaves it out of the request."
+            warn_once(logger, seen, f"{codec}:{option}", message)
+
+
+def stop_list(value: Any) -> list[str] | None:
+    """Stop sequences as a list (OpenAI also takes one string); `None` for anything else."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value
+    return None
 
 
 def warn_once(logger: logging.Logger, seen: set[str], key: str, message: str) -> None:
