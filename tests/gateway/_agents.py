@@ -1,4 +1,4 @@
-"""Claude Code and Codex CLI as subprocesses, and the scripted model their tool loops talk to.
+"""Claude Code, Codex CLI and Gemini CLI as subprocesses, and the scripted model they talk to.
 
 Shared by `test_coding_agents.py`: where `install_coding_agents.sh` put the agents, a
 hermetic environment for them, how each is run, and `ToolLoop`, the upstream side of a loop.

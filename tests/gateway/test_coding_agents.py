@@ -1,14 +1,16 @@
-"""Real coding agents from npm (Claude Code, Codex CLI) run their tool loops through the gateway.
+"""Real coding agents from npm (Claude Code, Codex CLI, Gemini CLI) run tool loops through the gateway.
 
-Each agent talks its own protocol to a gateway on a loopback socket (Claude Code: Anthropic
-Messages via `ANTHROPIC_BASE_URL`, streamed; Codex: the Responses API via a custom model
-provider, streamed), and the gateway translates to a `ScriptedServer` upstream speaking
-another protocol. The upstream script thinks, talks and calls the agent's own tools (two in
-parallel, then one), then answers with text; the tests check that the tools really ran
-(files in the agent's temp working dir, their output in the next upstream request), that
-signatures came back on every turn, and that the agent printed the final text. Also: upstream
-errors as each agent shows them, retries after a 429 and a cut stream, a text-mode route,
-and the README's lines as written, through `toolwire serve`.
+Each agent talks its own protocol to a gateway on a loopback socket, streamed (Claude Code:
+Anthropic Messages via `ANTHROPIC_BASE_URL`; Codex: the Responses API via a custom model
+provider; Gemini CLI: Gemini via `GOOGLE_GEMINI_BASE_URL`), and the gateway translates to a
+`ScriptedServer` upstream speaking another protocol. The upstream script thinks, talks and
+calls the agent's own tools (two in parallel, then one), then answers with text; the tests
+check that the tools really ran (files in the agent's temp working dir, their output in the
+next upstream request), that signatures came back on every turn, and that the agent printed
+the final text. Also: Claude Code's own view of the stream, namespaced Codex tools, upstream
+errors as each agent shows them, retries after a 429 and a cut stream, a text-mode route, and
+the README's lines through `toolwire serve`. A few tests need no npm (plain HTTP shaped like
+the agents' requests) and pin the gateway fixes the agents exposed.
 
 The agents come from `tests/gateway/install_coding_agents.sh` (`make test` runs it; it needs
 npm and the npm registry; without them these tests skip and say so). They run hermetically:
