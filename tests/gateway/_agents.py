@@ -92,7 +92,7 @@ class ToolLoop:
         """Every later request holds the earlier turns with their signatures (a stateless gateway)."""
         assert "twctx1" not in repr(self.loop)  # the gateway's carriers never reach the upstream
         for request in self.loop[1:]:
-            turns = [m for m in request.messages if isinstance(m, AssistantMessage)]
+            turns = [m for m in request.messages if isinstance(m, AssistantMessage) and m.tool_calls]
             assert [[c.name for c in m.tool_calls] for m in turns] == [
                 [c.name for c in calls] for calls in self.turns[: len(turns)]
             ]

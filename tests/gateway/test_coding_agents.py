@@ -37,6 +37,7 @@ import pytest
 
 from tests.gateway._agents import (
     CLAUDE,
+    COMMANDS,
     FINAL,
     GEMINI,
     SIGNATURE,
@@ -55,7 +56,7 @@ from tests.gateway._agents import (
 from tests.gateway.conftest import Gateway
 from toolwire.gateway import Route, create_app
 from toolwire.testing import DropStream, ErrorReply, ScriptedServer, Turn, reply
-from toolwire.types import Request, SystemMessage, ToolCall, ToolResult
+from toolwire.types import Request, SystemMessage, ToolCall, ToolResult, UserMessage
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 PROMPT = "Write a.txt and b.txt, then show them."
@@ -150,6 +151,30 @@ def test_the_agent_runs_its_tools_through_the_gateway(agent: str, upstream: str,
     if agent == "claude" and upstream.startswith("openai"):  # its system message after the prompt stays there
         kinds = [type(m).__name__ for m in loop.loop[0].messages]
         assert kinds[kinds.index("UserMessage") :] == ["UserMessage", "SystemMessage"]
+
+
+def saved_session(agent: str, argv: list[str]) -> tuple[list[str], list[str]]:
+    """The agent's command with its session saved, and the command that continues it."""
+    if agent == "claude":
+        return argv, [argv[0], "-p", "And now?", "--continue", *argv[3:]]
+    kept = [word for word in argv if word != "--ephemeral"]
+    options = [word for word in kept[2:-1] if word not in ("--color", "never")]
+    return kept, [*kept[:2], "resume", "--last", *options, "And now?"]
+
+
+@pytest.mark.parametrize(("agent", "upstream"), agents(("claude", "gemini"), ("codex", "gemini")))
+def test_carried_context_survives_the_agents_saved_session(agent: str, upstream: str, dirs: tuple[Path, Path]) -> None:
+    """A later run continues the conversation from the agent's files: the signatures still come back."""
+    work, home = dirs
+    loop = tool_loop(agent, upstream, work)
+    with ScriptedServer(loop) as server, gateway_to(upstream, server) as gateway:
+        argv, env = COMMANDS[agent](gateway.url, PROMPT, home)
+        first, then = saved_session(agent, argv)
+        run(first, work, env)
+        assert run(then, work, env).stdout.strip().splitlines()[-1] == FINAL
+    assert len(loop.loop) == 4
+    assert isinstance(loop.loop[-1].messages[-1], UserMessage)  # "And now?", after the whole first run
+    loop.assert_context_came_back()
 
 
 @needs_claude
