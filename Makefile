@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint bench bench-gateway fuzz clean copilot-cli mcp-servers
+.PHONY: demo test lint bench bench-gateway fuzz clean copilot-cli mcp-servers coding-agents
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ $(VENV)/.dev: $(VENV)/.base
 demo: $(VENV)/.base
 	$(PY) -m toolwire.demo
 
-test: $(VENV)/.dev copilot-cli mcp-servers
+test: $(VENV)/.dev copilot-cli mcp-servers coding-agents
 	$(PY) -m pytest
 
 # The real GitHub Copilot CLI for tests/copilot/test_real_cli.py (skipped, and said so, without npm).
@@ -29,6 +29,10 @@ copilot-cli:
 # The reference MCP servers from npm for tests/mcp (skipped, and said so, without npm).
 mcp-servers:
 	@sh tests/mcp/install_servers.sh
+
+# Claude Code, Codex CLI and Gemini CLI for tests/gateway/test_coding_agents.py (skipped, and said so, without npm).
+coding-agents:
+	@sh tests/gateway/install_coding_agents.sh
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check src tests

@@ -17,8 +17,11 @@ import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 TEXT = README.read_text(encoding="utf-8")
-BLOCKS = re.findall(r"^```python\n(.*?)^```", TEXT, re.DOTALL | re.MULTILINE)
-TOML = re.findall(r"^```toml\n(.*?)^```", TEXT, re.DOTALL | re.MULTILINE)
+# Blocks for a running gateway (127.0.0.1:4000) and Codex's own config file are run by
+# tests/gateway/test_coding_agents.py, against `toolwire serve`, instead.
+GATEWAY = "127.0.0.1:4000"
+BLOCKS = [b for b in re.findall(r"^```python\n(.*?)^```", TEXT, re.DOTALL | re.MULTILINE) if GATEWAY not in b]
+TOML = [b for b in re.findall(r"^```toml\n(.*?)^```", TEXT, re.DOTALL | re.MULTILINE) if "[model_providers." not in b]
 SHELL = re.findall(r"^```sh\n(.*?)^```", TEXT, re.DOTALL | re.MULTILINE)
 # Indented command lines: `toolwire ...`, optionally after `VAR=... ` assignments.
 COMMANDS = [line.split("#")[0].strip() for line in re.findall(r"^    ((?:[A-Z_]+=\S+ )*toolwire .*)$", TEXT, re.M)]

@@ -9,9 +9,13 @@ when the next request comes in.
 
 Carriers, one per client protocol:
 
-- `anthropic`: a `redacted_thinking` block whose `data` is the packed context. Anthropic
-  clients must return thinking blocks unchanged in the next request (the API rejects a
-  tool-use turn whose thinking was edited), and they show nothing for a redacted one.
+- `anthropic`: a `redacted_thinking` block whose `data` is the packed context, after the
+  calls. Anthropic clients must return thinking blocks unchanged in the next request (the
+  API rejects a tool-use turn whose thinking was edited), and they show nothing for a
+  redacted one. Only on a turn with calls, as with the id carriers: a block after the final
+  text would become the answer of clients that take the last block's text (Claude Code's
+  `-p` prints nothing then), and no provider requires context back from a turn without
+  calls (Gemini validates signatures on calls only), so there it is dropped and named.
 - `openai`, `openai-responses`: the tool call id (`<id>.twctx1.<packed>`). The id is the one
   field these clients must echo (every tool result names it). LiteLLM also smuggles Gemini
   signatures in ids, and it breaks because it leaves them there: the long ids reach other
@@ -20,9 +24,9 @@ Carriers, one per client protocol:
   before anything is forwarded, and the packed part is base64url, so no separator clash.
   A reply without calls has no id: its context (a signature on plain text) is dropped and
   named in `x-toolwire-dropped`.
-- `gemini`: the `thoughtSignature` of the first call or text part, which Gemini clients
-  return with the part; as standard base64 of `twctx1.` + JSON, since google-genai holds
-  signatures as bytes.
+- `gemini`: the `thoughtSignature` of the first call (of the first text part in a reply
+  without calls), which Gemini clients return with the part; as standard base64 of
+  `twctx1.` + JSON, since google-genai holds signatures as bytes.
 - `ollama`: none (its messages carry no opaque field); the context is dropped and named.
 
 The packed form is `twctx1.` + base64url(JSON) of: `c` call id → that call's foreign
@@ -166,7 +170,7 @@ def pack_response(response: Response, client: str) -> tuple[Response, list[str]]
     carrier = CARRIERS.get(client)
     parts = _visible(list(message.parts), client)
     dropped: list[str] = []
-    if carrier == "thinking":
+    if carrier == "thinking" and message.tool_calls:
         parts.append(ThinkingPart(text="", signature=packed(context), redacted=True, provider=client))
     elif carrier == "id" and message.tool_calls:
         ids = {c.id: pack_id(c, message, client, n == 0) for n, c in enumerate(message.tool_calls)}
@@ -195,12 +199,12 @@ def stream_reply(response: Response, client: str, ids: dict[str, str]) -> tuple[
     parts = _visible(list(response.message.parts), client)
     token: str | None = None
     dropped: list[str] = []
-    if carrier == "thinking":
+    if not response.message.tool_calls:
+        dropped = sorted({f"context:{provider}" for provider in _providers(context)})
+    elif carrier == "thinking":
         token = packed(context)
     else:
         parts = [replace(p, id=ids.get(p.id, p.id)) if isinstance(p, ToolCall) else p for p in parts]
-        if not response.message.tool_calls:
-            dropped = sorted({f"context:{provider}" for provider in _providers(context)})
     message = AssistantMessage(parts=parts, metadata=response.message.metadata)
     return replace(response, message=message), token, dropped
 
@@ -211,7 +215,13 @@ def _providers(context: dict[str, Any]) -> set[str]:
 
 
 def _signature_slot(parts: list[AssistantPart]) -> int | None:
-    return next((n for n, p in enumerate(parts) if isinstance(p, ToolCall | TextPart)), None)
+    """The first call, else the first text: where Gemini itself signs, and what clients keep.
+
+    Gemini CLI sends back the signatures of `functionCall` parts only (the ones the API
+    checks); a signature on the text before a call was lost with everything it carried.
+    """
+    calls = (n for n, p in enumerate(parts) if isinstance(p, ToolCall))
+    return next(calls, next((n for n, p in enumerate(parts) if isinstance(p, TextPart)), None))
 
 
 def _with_signature(part: AssistantPart, client: str, token: str) -> AssistantPart:

@@ -28,6 +28,7 @@ from toolwire.codecs._shared import collect_degradations, dumps
 from toolwire.errors import BadRequestError, ToolwireError
 from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._errors import GatewayError, classify
+from toolwire.gateway._namespaces import namespaced_tools, with_namespaces
 from toolwire.gateway._protocols import Protocol, frame, usage_of
 from toolwire.gateway._relay import Relay, client_view
 from toolwire.gateway._routing import Route
@@ -196,7 +197,8 @@ async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
         events, first, text_filter = await _open_stream(ex, client, request)
         ex.dropped.extend(degraded)
     async with aclosing(events):
-        relay = Relay(ex.protocol, ex.model, first.decoder, text_filter, foreign=ex.foreign)
+        names = namespaced_tools(ex.protocol.name, ex.body)
+        relay = Relay(ex.protocol, ex.model, first.decoder, text_filter, foreign=ex.foreign, namespaces=names)
         headers = _headers(ex, ex.protocol.media_type) | {"cache-control": "no-cache"}
         yield Start(200, headers)
         try:
@@ -217,6 +219,7 @@ async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
 async def _whole_reply(ex: Exchange, response: Response) -> AsyncIterator[Start | bytes]:
     if response.usage is not None:
         ex.tokens = (response.usage.input_tokens, response.usage.output_tokens)
+    response = with_namespaces(response, namespaced_tools(ex.protocol.name, ex.body))
     response, dropped = pack_response(client_view(response, ex.model, ex.foreign), ex.protocol.name)
     ex.dropped.extend(dropped)
     body = get_codec(ex.protocol.name).encode_response(response)

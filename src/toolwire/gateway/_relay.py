@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from toolwire.codecs import WireEvent, get_codec
 from toolwire.gateway._carrier import CARRIERS, pack_id, stream_reply
+from toolwire.gateway._namespaces import Namespaces, split_names
 from toolwire.gateway._protocols import Protocol as WireProtocol
 from toolwire.gateway._protocols import frame
 from toolwire.gateway._textmode import CallFilter
@@ -46,6 +47,7 @@ class Relay:
         decoder: The upstream decoder, for the reply so far when a call's context is packed.
         text_filter: The text-mode call filter, when the route parses written calls.
         foreign: Whether the upstream speaks another protocol (its stop words are then dropped).
+        namespaces: The client's namespaced Responses tools, whose calls get their names split.
     """
 
     def __init__(
@@ -56,6 +58,7 @@ class Relay:
         text_filter: CallFilter | None,
         *,
         foreign: bool,
+        namespaces: Namespaces | None = None,
     ) -> None:
         self.protocol = protocol
         self.foreign = foreign
@@ -69,6 +72,7 @@ class Relay:
         self.dropped: list[str] = []
         self._token: str | None = None
         self._blocks = 0
+        self.namespaces = namespaces or {}
 
     def feed(self, event: StreamEvent) -> bytes:
         """The bytes to send for one upstream event (often one frame, sometimes none)."""
@@ -116,6 +120,8 @@ class Relay:
     def _frames(self, wire: list[_Wire]) -> bytes:
         if self.carrier == "thinking":
             wire = self._inject(wire)
+        if self.namespaces:
+            wire = [(split_names(data, self.namespaces), event) for data, event in wire]
         return b"".join(frame(self.protocol, data, event) for data, event in wire)
 
     def _inject(self, wire: list[_Wire]) -> list[_Wire]:
