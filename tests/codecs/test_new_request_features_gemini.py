@@ -143,3 +143,24 @@ def test_a_dotted_function_name_stays_with_gemini(caplog: pytest.LogCaptureFixtu
     assert messages_of(caplog.records) == [
         "gemini: function name 'crm.lookup' has no neutral form; it goes back to Gemini only (Request.extra)."
     ]
+
+
+def test_upper_case_types_in_response_json_schema_become_json_schema() -> None:
+    """Gemini CLI's model router asks for JSON with OpenAPI's upper-case types; OpenAI rejects those."""
+    schema = {
+        "type": "OBJECT",
+        "properties": {"reason": {"type": "STRING"}, "score": {"type": "INTEGER", "description": "1-100."}},
+        "required": ["reason", "score"],
+    }
+    body = {
+        "contents": [{"role": "user", "parts": [{"text": "Rate it."}]}],
+        "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": schema},
+    }
+    request = GeminiCodec().decode_request(copy.deepcopy(body))
+    assert request.response_format == ResponseFormat(
+        schema={
+            "type": "object",
+            "properties": {"reason": {"type": "string"}, "score": {"type": "integer", "description": "1-100."}},
+            "required": ["reason", "score"],
+        }
+    )

@@ -39,6 +39,7 @@ SIGNATURE = "c2lnbmVkLWJ5LWdlbWluaQ=="  # base64, as Gemini's thought signatures
 THOUGHT_SIGNATURE = "c2lnbmVkLXRoaW5raW5n"
 SIGNED_THINKING = ("gemini", "anthropic")  # upstreams whose thinking carries a signature to give back
 FINAL = "Done: hello.txt holds the greeting."
+ROUTER_SCORE = json.dumps({"complexity_reasoning": "Two small files.", "complexity_score": 10})
 
 
 def _missing(path: Path) -> str:
@@ -59,8 +60,8 @@ class ToolLoop:
 
     The first turn thinks (signed, where the upstream signs thinking), says what it will do
     and makes two parallel calls; each later turn makes one call. Requests that do not offer
-    `marker` (an agent's side requests: titles, summaries) get a short text and are not part
-    of the loop.
+    `marker` (an agent's side requests: titles, summaries, a JSON score for Gemini CLI's model
+    router) get a short answer and are not part of the loop.
     """
 
     marker: str
@@ -70,6 +71,8 @@ class ToolLoop:
     loop: list[Request] = field(default_factory=list)
 
     def __call__(self, request: Request) -> Turn:
+        if request.response_format is not None:  # Gemini CLI's model router asks for a JSON score first
+            return ROUTER_SCORE
         if self.marker not in {tool.name for tool in request.tools}:
             return "side request"
         self.loop.append(request)
@@ -192,7 +195,10 @@ def codex_command(url: str, prompt: str, home: Path, config: str | None = None) 
 
 
 def gemini_command(url: str, prompt: str, home: Path) -> Command:
-    """Gemini CLI headless, every tool approved, an API key as its auth, the gateway as its API."""
+    """Gemini CLI headless, every tool approved, an API key as its auth, the gateway as its API.
+
+    Its default model, `auto`, first asks a small model for a JSON score (structured output).
+    """
     settings = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False},
@@ -201,7 +207,7 @@ def gemini_command(url: str, prompt: str, home: Path) -> Command:
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     env = hermetic_env(home) | {"GEMINI_API_KEY": "unused", "GOOGLE_GEMINI_BASE_URL": url}
-    return [str(GEMINI), "-p", prompt, "--yolo", "--skip-trust", "--model", "gemini-2.5-flash"], env
+    return [str(GEMINI), "-p", prompt, "--yolo", "--skip-trust"], env
 
 
 COMMANDS = {"claude": claude_command, "codex": codex_command, "gemini": gemini_command}

@@ -40,6 +40,7 @@ from tests.gateway._agents import (
     COMMANDS,
     FINAL,
     GEMINI,
+    ROUTER_SCORE,
     SIGNATURE,
     UPSTREAM_KEY_ENV,
     ToolLoop,
@@ -55,7 +56,7 @@ from tests.gateway._agents import (
 )
 from tests.gateway.conftest import Gateway
 from toolwire.gateway import Route, create_app
-from toolwire.testing import DropStream, ErrorReply, ScriptedServer, Turn, reply
+from toolwire.testing import DropStream, ErrorReply, RecordedRequest, ScriptedServer, Turn, reply
 from toolwire.types import Request, SystemMessage, ToolCall, ToolResult, UserMessage
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
@@ -117,6 +118,11 @@ def tool_loop(agent: str, upstream: str, work: Path) -> ToolLoop:
     return ToolLoop(script[0][0].name, upstream, script, client=PROTOCOLS[agent])
 
 
+def in_loop(server: ScriptedServer) -> list[RecordedRequest]:
+    """The requests of the agent's conversation: not Gemini CLI's model router (a JSON score)."""
+    return [r for r in server.requests if r.request is None or r.request.response_format is None]
+
+
 def assert_the_tools_ran(work: Path, loop: ToolLoop) -> None:
     assert (work / "a.txt").read_text(encoding="utf-8") == "A\n"
     assert (work / "b.txt").read_text(encoding="utf-8") == "B\n"
@@ -147,7 +153,10 @@ def test_the_agent_runs_its_tools_through_the_gateway(agent: str, upstream: str,
         printed = run_agent(agent, gateway.url, PROMPT, work, home).stdout
     assert printed.strip().splitlines()[-1] == FINAL  # Gemini CLI prints the first turn's text too
     assert_the_tools_ran(work, loop)
-    assert all(r.stream for r in server.requests)  # the agents stream; so does the upstream leg
+    assert all(r.stream for r in in_loop(server))  # the agents stream; so does the upstream leg
+    if agent == "gemini":  # its model router's JSON output crossed too, as JSON Schema (not "OBJECT")
+        (router,) = [r.request.response_format for r in server.requests if r.request and r.request.response_format]
+        assert router.schema is not None and router.schema["type"] == "object"
     if agent == "claude" and upstream.startswith("openai"):  # its system message after the prompt stays there
         kinds = [type(m).__name__ for m in loop.loop[0].messages]
         assert kinds[kinds.index("UserMessage") :] == ["UserMessage", "SystemMessage"]
@@ -352,15 +361,20 @@ def test_a_model_without_tool_calling_drives_the_agent_in_text_mode(
     agent: str, upstream: str, dirs: tuple[Path, Path]
 ) -> None:
     work, home = dirs
-    with ScriptedServer([written_call(agent, work), FINAL]) as server:
+    replies = [written_call(agent, work), FINAL]
+
+    def answer(request: Request) -> Turn:
+        return ROUTER_SCORE if request.response_format is not None else replies.pop(0)
+
+    with ScriptedServer(answer) as server:
         route = Route(model="*", target=f"{upstream}:qwen3", base_url=server.base_url, tool_mode="text")
         with Gateway(create_app([route])) as gateway:
             printed = run_agent(agent, gateway.url, "Write a.txt.", work, home).stdout
     assert printed.strip().splitlines()[-1] == FINAL
     assert (work / "a.txt").read_text(encoding="utf-8") == "A\n"
-    first, second = (r.request for r in server.requests)
+    first, second = (r.request for r in in_loop(server))
     assert first is not None and second is not None
-    assert ["tools" in r.body for r in server.requests] == [False, False]  # the tools went into the prompt
+    assert ["tools" in r.body for r in in_loop(server)] == [False, False]  # the tools went into the prompt
     name = turns(agent, work)[0][0].name
     prompt = "\n".join(m.content for m in first.messages if isinstance(m, SystemMessage))
     assert "TOOL_CALL" in prompt and name in prompt
@@ -439,7 +453,7 @@ def readme_agent(agent: str, work: Path, home: Path, local: Any) -> str:
     """Run the README's line for `agent` (plus what a test needs: allowed tools, no sandbox); its output."""
     start = {"claude": "ANTHROPIC_BASE_URL=", "codex": "TOOLWIRE_KEY=", "gemini": "GOOGLE_GEMINI_BASE_URL="}[agent]
     env, argv = assignments([local(word) for word in readme_line(start)])
-    assert argv[:2] == {"claude": ["claude", "-p"], "codex": ["codex", "exec"], "gemini": ["gemini", "-m"]}[agent]
+    assert argv[:2] == {"claude": ["claude", "-p"], "codex": ["codex", "exec"], "gemini": ["gemini", "-p"]}[agent]
     base: dict[str, str] = {}
     if agent == "codex":  # the README's config.toml
         command, base = codex_command("unused", argv[2], home, config=local(readme_blocks("toml", "[model_providers.")))
@@ -480,7 +494,7 @@ def test_the_readme_lines_work_through_toolwire_serve(tmp_path: Path) -> None:
         assert (done.returncode, done.stdout, done.stderr) == (0, "Hello from Gemini, through the gateway.\n", "")
     for name in names:
         assert_the_tools_ran(works[name], loops[name])
-    assert [r.stream for r in server.requests] == [True] * 9 + [False]  # the agents stream, the SDK example not
+    assert [r.stream for r in in_loop(server)] == [True] * 9 + [False]  # the agents stream, the SDK example not
     assert all("/models/gemini-2.5-flash:" in r.path for r in server.requests)
     assert {r.headers["x-goog-api-key"] for r in server.requests} == {"upstream-key-from-the-environment"}
     assert "upstream-key-from-the-environment" not in gateway.log

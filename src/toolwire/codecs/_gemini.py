@@ -259,11 +259,13 @@ def _decode_response_format(generation: dict[str, Any]) -> ResponseFormat | None
     """JSON output: `responseMimeType` JSON, with `responseJsonSchema` when there is one.
 
     A `responseSchema` (Gemini's OpenAPI subset) stays in `extra`: it goes back only to Gemini.
+    Gemini also takes OpenAPI's upper-case types in `responseJsonSchema` (Gemini CLI sends
+    `"type": "OBJECT"` there); the neutral schema is JSON Schema, which other providers check.
     """
     if generation.get("responseMimeType") != "application/json":
         return None
     schema = generation.get("responseJsonSchema")
-    return ResponseFormat(schema=schema if isinstance(schema, dict) else None)
+    return ResponseFormat(schema=from_openapi_schema(schema) if isinstance(schema, dict) else None)
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
