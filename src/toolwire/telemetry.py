@@ -40,7 +40,9 @@ __all__ = [
     "ChatSpan",
     "capture_content",
     "chat_span",
+    "gateway_span",
     "provider_name",
+    "record_gateway",
     "record_tool_result",
     "span",
     "tool_span",
@@ -178,6 +180,43 @@ def span(name: str, attributes: dict[str, Any] | None = None) -> Iterator[Any]:
         except BaseException as exc:
             _fail(otel_span, exc)
             raise
+
+
+@contextmanager
+def gateway_span(method: str, path: str, attributes: dict[str, Any]) -> Iterator[Any]:
+    """The SERVER span of one gateway request (`POST /v1/messages`), current for its block.
+
+    The upstream call's `chat {model}` span nests under it. Yields the span, or `None` when
+    nothing is recorded; close the request's facts in with `record_gateway`.
+    """
+    tracer = _tracer()
+    if tracer is None:
+        yield None
+        return
+    attributes = {"http.request.method": method, "url.path": path, "http.route": path, **attributes}
+    with tracer.start_as_current_span(
+        f"{method} {path}",
+        kind=_otel().SpanKind.SERVER,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as otel_span:
+        try:
+            yield otel_span if otel_span.is_recording() else None
+        except BaseException as exc:
+            _fail(otel_span, exc)
+            raise
+
+
+def record_gateway(otel_span: Any, status: int, attributes: dict[str, Any]) -> None:
+    """The reply's status and what the request became (route, upstream, tokens) on its span."""
+    if otel_span is None:
+        return
+    otel_span.set_attribute("http.response.status_code", status)
+    otel_span.set_attributes({k: v for k, v in attributes.items() if v is not None})
+    if status >= 500:  # HTTP server conventions: only server errors fail a server span
+        otel_span.set_attribute("error.type", str(status))
+        otel_span.set_status(_otel().Status(_otel().StatusCode.ERROR, str(status)))
 
 
 @contextmanager
