@@ -162,8 +162,8 @@ def chat_span(
 
 
 @contextmanager
-def span(name: str, attributes: dict[str, Any] | None = None) -> Iterator[Any]:
-    """An INTERNAL span made current for its block (agent runs, reviews, batch tasks, gateway).
+def span(name: str, attributes: dict[str, Any] | None = None, *, kind: str = "INTERNAL") -> Iterator[Any]:
+    """A span (INTERNAL unless `kind` says) made current for its block (agent runs, reviews, batch tasks).
 
     Yields the OpenTelemetry span, or `None` when nothing is recorded; an exception marks it
     failed with `error.type` and passes through.
@@ -173,7 +173,11 @@ def span(name: str, attributes: dict[str, Any] | None = None) -> Iterator[Any]:
         yield None
         return
     with tracer.start_as_current_span(
-        name, attributes=attributes, record_exception=False, set_status_on_exception=False
+        name,
+        kind=getattr(_otel().SpanKind, kind),
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
     ) as otel_span:
         try:
             yield otel_span if otel_span.is_recording() else None
@@ -189,23 +193,9 @@ def gateway_span(method: str, path: str, attributes: dict[str, Any]) -> Iterator
     The upstream call's `chat {model}` span nests under it. Yields the span, or `None` when
     nothing is recorded; close the request's facts in with `record_gateway`.
     """
-    tracer = _tracer()
-    if tracer is None:
-        yield None
-        return
     attributes = {"http.request.method": method, "url.path": path, "http.route": path, **attributes}
-    with tracer.start_as_current_span(
-        f"{method} {path}",
-        kind=_otel().SpanKind.SERVER,
-        attributes=attributes,
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as otel_span:
-        try:
-            yield otel_span if otel_span.is_recording() else None
-        except BaseException as exc:
-            _fail(otel_span, exc)
-            raise
+    with span(f"{method} {path}", attributes, kind="SERVER") as otel_span:
+        yield otel_span
 
 
 def record_gateway(otel_span: Any, status: int, attributes: dict[str, Any]) -> None:
