@@ -10,12 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+from tests.otel import collected_spans
 from toolwire import ToolCall, Usage
 from toolwire.agent import Agent
 from toolwire.errors import BadRequestError
@@ -24,23 +23,10 @@ from toolwire.telemetry import CONTENT_ENV
 from toolwire.testing import ErrorReply, ScriptedModel, ScriptedServer, reply
 from toolwire.tools import tool
 
-_EXPORTER = InMemorySpanExporter()
-
-
-def _install_provider() -> None:
-    """The global tracer provider can be set once per process: set it the first time only."""
-    if not isinstance(trace.get_tracer_provider(), TracerProvider):
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-        trace.set_tracer_provider(provider)
-
 
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
-    _install_provider()
-    _EXPORTER.clear()
-    yield _EXPORTER
-    _EXPORTER.clear()
+    yield from collected_spans()
 
 
 @tool(risk="low")

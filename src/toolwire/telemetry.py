@@ -40,7 +40,9 @@ __all__ = [
     "ChatSpan",
     "capture_content",
     "chat_span",
+    "gateway_span",
     "provider_name",
+    "record_gateway",
     "record_tool_result",
     "span",
     "tool_span",
@@ -160,8 +162,8 @@ def chat_span(
 
 
 @contextmanager
-def span(name: str, attributes: dict[str, Any] | None = None) -> Iterator[Any]:
-    """An INTERNAL span made current for its block (agent runs, reviews, batch tasks, gateway).
+def span(name: str, attributes: dict[str, Any] | None = None, *, kind: str = "INTERNAL") -> Iterator[Any]:
+    """A span (INTERNAL unless `kind` says) made current for its block (agent runs, reviews, batch tasks).
 
     Yields the OpenTelemetry span, or `None` when nothing is recorded; an exception marks it
     failed with `error.type` and passes through.
@@ -171,13 +173,40 @@ def span(name: str, attributes: dict[str, Any] | None = None) -> Iterator[Any]:
         yield None
         return
     with tracer.start_as_current_span(
-        name, attributes=attributes, record_exception=False, set_status_on_exception=False
+        name,
+        kind=getattr(_otel().SpanKind, kind),
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
     ) as otel_span:
         try:
             yield otel_span if otel_span.is_recording() else None
         except BaseException as exc:
             _fail(otel_span, exc)
             raise
+
+
+@contextmanager
+def gateway_span(method: str, path: str, attributes: dict[str, Any]) -> Iterator[Any]:
+    """The SERVER span of one gateway request (`POST /v1/messages`), current for its block.
+
+    The upstream call's `chat {model}` span nests under it. Yields the span, or `None` when
+    nothing is recorded; close the request's facts in with `record_gateway`.
+    """
+    attributes = {"http.request.method": method, "url.path": path, "http.route": path, **attributes}
+    with span(f"{method} {path}", attributes, kind="SERVER") as otel_span:
+        yield otel_span
+
+
+def record_gateway(otel_span: Any, status: int, attributes: dict[str, Any]) -> None:
+    """The reply's status and what the request became (route, upstream, tokens) on its span."""
+    if otel_span is None:
+        return
+    otel_span.set_attribute("http.response.status_code", status)
+    otel_span.set_attributes({k: v for k, v in attributes.items() if v is not None})
+    if status >= 500:  # HTTP server conventions: only server errors fail a server span
+        otel_span.set_attribute("error.type", str(status))
+        otel_span.set_status(_otel().Status(_otel().StatusCode.ERROR, str(status)))
 
 
 @contextmanager

@@ -1186,3 +1186,21 @@ def test_chunks_with_null_keys_decode_like_chunks_without_them() -> None:
         results.append((events, decoder.finish()))
     assert results[0] == results[1]
     assert results[1][1].tool_calls[0].arguments == {"city": "Paris"}
+
+
+def test_a_same_codec_round_trip_sends_argument_text_as_the_caller_wrote_it() -> None:
+    written = '{ "city": "Paris",\n  "unit": "celsius" }'
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": written}}
+    body = {"model": "m", "messages": [{"role": "assistant", "content": None, "tool_calls": [call]}]}
+    request = CODEC.decode_request(copy.deepcopy(body))
+    decoded = request.messages[0]
+    assert isinstance(decoded, AssistantMessage)
+    assert decoded.tool_calls[0].arguments == {"city": "Paris", "unit": "celsius"}
+    assert CODEC.encode_request(request) == body
+    # Arguments changed in between are sent as they are now, compact.
+    decoded.tool_calls[0].arguments["unit"] = "kelvin"
+    sent = CODEC.encode_request(request)["messages"][0]["tool_calls"][0]["function"]["arguments"]
+    assert sent == '{"city":"Paris","unit":"kelvin"}'
+    # Another provider gets the arguments, never the OpenAI text.
+    anthropic = get_codec("anthropic").encode_request(request)
+    assert anthropic["messages"][0]["content"][0]["input"] == {"city": "Paris", "unit": "kelvin"}

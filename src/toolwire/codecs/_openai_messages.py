@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import json
 import re
 from typing import Any, assert_never
 
@@ -169,14 +170,26 @@ def _encode_call(call: ToolCall, *, reply: bool, max_id_length: int | None) -> d
     raw = call.metadata.get("raw_arguments")
     # Arguments that could not be read go back as the model wrote them, never as a made-up "{}".
     keep_raw = isinstance(raw, str) and (reply or "arguments_error" in call.metadata)
-    arguments = raw if keep_raw else dumps(call.arguments)
+    opaque = call.metadata.get(NAME)
+    arguments = raw if keep_raw else _written_arguments(call, opaque)
     function = {"name": call.name, "arguments": arguments}
     wire: dict[str, Any] = {"id": _wire_id(call.id, max_id_length), "type": "function", "function": function}
-    opaque = call.metadata.get(NAME)
     if isinstance(opaque, dict) and "extra_content" in opaque:
         # Gemini's OpenAI-compatible endpoint needs its thought signature back here.
         wire["extra_content"] = opaque["extra_content"]
     return wire
+
+
+def _written_arguments(call: ToolCall, opaque: Any) -> str:
+    """The arguments text as the caller wrote it, while it still says the same; else compact JSON."""
+    written = opaque.get("arguments") if isinstance(opaque, dict) else None
+    if isinstance(written, str):
+        try:
+            if json.loads(written) == call.arguments:
+                return written
+        except ValueError:
+            pass
+    return dumps(call.arguments)
 
 
 def _encode_result(result: ToolResult, images: list[dict[str, Any]], max_id_length: int | None) -> dict[str, Any]:
@@ -274,16 +287,23 @@ def decode_assistant(wire: dict[str, Any], *, seed: str, keep_empty: bool) -> As
     if isinstance(refusal, str) and refusal:
         parts.append(TextPart(text=refusal, metadata={NAME: {"refusal": True}}))
     for position, call in enumerate(wire.get("tool_calls") or []):
-        parts.append(_decode_call(call, seed, position))
+        parts.append(_decode_call(call, seed, position, keep_written=keep_empty))
     return AssistantMessage(parts=parts)
 
 
-def _decode_call(wire: Any, seed: str, position: int) -> ToolCall:
+def _decode_call(wire: Any, seed: str, position: int, *, keep_written: bool = False) -> ToolCall:
+    """One call; with `keep_written` (a request), arguments text that compact JSON would respell is kept."""
     wire = require_dict(wire, NAME, "tool call")
     function = wire["function"] if isinstance(wire.get("function"), dict) else {}
-    arguments, metadata = parse_arguments(function.get("arguments"))
+    raw = function.get("arguments")
+    arguments, metadata = parse_arguments(raw)
+    opaque: dict[str, Any] = {}
     if "extra_content" in wire:
-        metadata[NAME] = {"extra_content": wire["extra_content"]}
+        opaque["extra_content"] = wire["extra_content"]
+    if keep_written and isinstance(raw, str) and raw and not metadata and dumps(arguments) != raw:
+        opaque["arguments"] = raw  # a same-codec round trip sends the caller's text again
+    if opaque:
+        metadata[NAME] = opaque
     call_id = wire.get("id")
     return ToolCall(
         id=call_id if isinstance(call_id, str) and call_id else derived_call_id(seed, position),

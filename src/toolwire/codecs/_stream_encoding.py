@@ -31,7 +31,7 @@ from toolwire.types import (
     ToolCallDelta,
 )
 
-__all__ = ["Segment", "SegmentedEncoder", "WireEvent", "new_id", "replay"]
+__all__ = ["Segment", "SegmentedEncoder", "WireEvent", "missing_text", "new_id", "replay"]
 
 Kind = Literal["text", "thinking", "call"]
 
@@ -199,7 +199,7 @@ class SegmentedEncoder(ABC):
         segment = self._calls.get(event.index)
         if event.id is not None or segment is None:  # a new id on a used index starts a new call
             segment, out = self._switch("call")
-            segment.call_index = sum(1 for s in self.segments if s.kind == "call") - 1
+            segment.call_index = self._calls_so_far() - 1
             segment.call_id = event.id or f"call_{uuid.uuid4().hex[:24]}"
             segment.name = event.name or ""
             self._calls[event.index] = segment
@@ -267,10 +267,13 @@ class SegmentedEncoder(ABC):
         segment.state["redacted"] = isinstance(part, ThinkingPart) and part.redacted
         segment.state["whole"] = True
         if isinstance(part, ToolCall):
-            segment.call_index = sum(1 for s in self.segments if s.kind == "call") - 1
+            segment.call_index = self._calls_so_far() - 1
             segment.call_id, segment.name = part.id, part.name
         out += self.whole(segment, part)
         return out + self._close_current()
+
+    def _calls_so_far(self) -> int:
+        return sum(1 for s in self.segments if s.kind == "call")
 
     def _so_far(self) -> Response:
         parts: list[AssistantPart] = []
@@ -282,8 +285,7 @@ class SegmentedEncoder(ABC):
             else:
                 arguments, metadata = parse_arguments(segment.text)
                 parts.append(ToolCall(id=segment.call_id, name=segment.name, arguments=arguments, metadata=metadata))
-        has_calls = any(s.kind == "call" for s in self.segments)
-        stop = StopReason.TOOL_USE if has_calls else StopReason.END_TURN
+        stop = StopReason.TOOL_USE if self._calls_so_far() else StopReason.END_TURN
         return Response(message=AssistantMessage(parts=parts), stop_reason=stop, model=self.model, id=self.response_id)
 
 

@@ -33,6 +33,7 @@ from toolwire.gateway._protocols import PROTOCOLS, frame
 from toolwire.gateway._protocols import Protocol as WireProtocol
 from toolwire.gateway._routing import RouteLike, Router, RoutingError
 from toolwire.gateway._tokens import estimate_tokens
+from toolwire.telemetry import gateway_span, record_gateway
 
 __all__ = ["KEYS_ENV", "HasRoutes", "create_app", "gateway_keys"]
 
@@ -84,6 +85,8 @@ class _Gateway:
         except (GatewayError, RoutingError) as exc:
             error = classify(exc)
             _log(request, None, error.status, started)
+            with gateway_span(request.method, request.url.path, {"toolwire.gateway.protocol": protocol.name}) as span:
+                record_gateway(span, error.status, {})
             return _error_response(protocol, error)
         if self.debug:
             logger.debug("request body: %s", ex.raw.decode("utf-8", "replace"))
@@ -161,13 +164,18 @@ class _ExchangeResponse:
         self.status = 499  # nginx's "client closed request", if nothing else is ever sent
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(_watch_disconnect, receive, group.cancel_scope)
-                await self._run(send)
-                group.cancel_scope.cancel()
-        finally:
-            _log(self.request, self.ex, self.status, self.started)
+        ex = self.ex
+        with gateway_span(self.request.method, self.request.url.path, _span_attributes(ex)) as span:
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(_watch_disconnect, receive, group.cancel_scope)
+                    await self._run(send)
+                    group.cancel_scope.cancel()
+            finally:
+                _log(self.request, ex, self.status, self.started)
+                outcome = {"toolwire.gateway.mode": ex.mode, "toolwire.gateway.dropped": ",".join(ex.dropped) or None}
+                tokens = dict(zip(("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"), ex.tokens, strict=True))
+                record_gateway(span, self.status, outcome | tokens)
 
     async def _run(self, send: Send) -> None:
         try:
@@ -222,6 +230,16 @@ class _ExchangeResponse:
             headers["retry-after"] = error.retry_after
         await send({"type": "http.response.start", "status": error.status, "headers": _raw(headers)})
         await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _span_attributes(ex: Exchange) -> dict[str, Any]:
+    return {
+        "toolwire.gateway.protocol": ex.protocol.name,
+        "gen_ai.request.model": ex.model,
+        "toolwire.gateway.route": ex.route.model,
+        "toolwire.gateway.upstream": ex.route.target,
+        "toolwire.stream": ex.stream,
+    }
 
 
 def _raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
