@@ -479,7 +479,9 @@ def test_the_readme_lines_work_through_toolwire_serve(tmp_path: Path) -> None:
     def answer(request: Request) -> Turn:
         offered = {tool.name for tool in request.tools}
         loop = next((loop for loop in loops.values() if loop.marker in offered), None)
-        return loop(request) if loop is not None else "Hello from Gemini, through the gateway."
+        if loop is not None or request.response_format is not None:  # a loop, or Gemini CLI's model router
+            return (loop or loops["gemini"])(request)
+        return "Hello from Gemini, through the gateway."
 
     with ScriptedServer(answer) as server, readme_gateway(tmp_path, server) as gateway:
 
