@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-__all__ = ["assert_sdk_exact"]
+__all__ = ["assert_sdk_exact", "drain"]
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}  # kept alive: lazy iterables validate through them
 
@@ -33,18 +33,20 @@ def assert_sdk_exact(
     value = adapter.validate_python(copy.deepcopy(data))
     unknown = [key for key in _unknown_keys(value, "$") if key not in extensions]
     assert unknown == [], f"keys the SDK does not know: {unknown}"
-    plain = _plain(value)  # drains lazy iterables, validating what they hold
+    plain = drain(value)
     assert plain == data or not same_values
 
 
-def _plain(value: Any) -> Any:
+def drain(value: Any) -> Any:
+    """A validated value as plain JSON: models dumped, and the lazy validators of `Iterable`
+    fields consumed, so every item they hold is validated too."""
     if isinstance(value, BaseModel):
-        return _plain(value.model_dump(mode="json", by_alias=True, exclude_unset=True))
+        return drain(value.model_dump(mode="json", by_alias=True, exclude_unset=True))
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: drain(v) for k, v in value.items()}
     if value is None or isinstance(value, str | int | float | bool):
         return value
-    return [_plain(v) for v in value]  # lists, and the lazy validators of Iterable fields
+    return [drain(v) for v in value]
 
 
 def _unknown_keys(value: Any, where: str) -> Iterator[str]:

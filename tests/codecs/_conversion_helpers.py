@@ -20,6 +20,7 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsNon
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from pydantic import TypeAdapter
 
+from tests.sdk_types import drain
 from toolwire import (
     AssistantMessage,
     ImagePart,
@@ -451,15 +452,6 @@ SDK_PARAMS: dict[str, TypeAdapter[Any]] = {
 }
 
 
-def _materialize(value: Any) -> Any:
-    """Drain the lazy validators of the SDKs' `Iterable[...]` fields, so every nested item is checked."""
-    if isinstance(value, dict):
-        return {k: _materialize(v) for k, v in value.items()}
-    if value is None or isinstance(value, str | int | float):
-        return value
-    return [_materialize(v) for v in value]
-
-
 def validate_with_sdk(target: str, body: dict[str, Any]) -> None:
     """Check a body against the provider's official SDK types; raise on any mismatch."""
     if target == "gemini":
@@ -478,7 +470,7 @@ def validate_with_sdk(target: str, body: dict[str, Any]) -> None:
     if target == "ollama":
         _check_ollama(body)
         return
-    validated = _materialize(SDK_PARAMS[target].validate_python(json.loads(json.dumps(body))))
+    validated = drain(SDK_PARAMS[target].validate_python(json.loads(json.dumps(body))))
     # TypedDict validation drops keys the SDK does not know: equality means there were none.
     assert validated == body
 

@@ -22,6 +22,7 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsNon
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from openai.types.responses.response_input_item_param import ResponseInputItemParam
 
+from tests.sdk_types import drain
 from toolwire.codecs import _anthropic, _anthropic_requests, _guard, _openai, _openai_responses_replies
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -38,18 +39,9 @@ def load(provider: str, name: str) -> Any:
     return json.loads((FIXTURES / provider / name).read_text(encoding="utf-8"))
 
 
-def force(value: Any) -> Any:
-    """Consume pydantic's lazy iterators (SDK params use `Iterable`) so nested blocks get validated."""
-    if isinstance(value, dict):
-        return {k: force(v) for k, v in value.items()}
-    if isinstance(value, list | Iterator) and not isinstance(value, str):
-        return [force(v) for v in value]
-    return value
-
-
 def check_anthropic_body(body: dict[str, Any]) -> None:
     """Valid for anthropic-sdk-python's beta `messages.create` (where `context_management` lives)."""
-    force(ANTHROPIC_PARAMS.validate_python(copy.deepcopy({k: v for k, v in body.items() if k != "stream"})))
+    drain(ANTHROPIC_PARAMS.validate_python(copy.deepcopy({k: v for k, v in body.items() if k != "stream"})))
 
 
 def messages_of(records: list[logging.LogRecord]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import pytest
 from anthropic.types import Message, RawMessageStreamEvent
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
+from tests.sdk_types import drain
 from toolwire import (
     AssistantMessage,
     Done,
@@ -166,15 +167,6 @@ REQUEST_CASES: dict[str, Callable[[], Request]] = {
 }
 
 
-def _force(value: Any) -> Any:
-    """Consume pydantic's lazy iterators (SDK params use `Iterable`) so nested blocks get validated."""
-    if isinstance(value, dict):
-        return {k: _force(v) for k, v in value.items()}
-    if isinstance(value, list | Iterator) and not isinstance(value, str):
-        return [_force(v) for v in value]
-    return value
-
-
 REQUEST_PARAMS = pydantic.TypeAdapter(MessageCreateParamsNonStreaming)
 STREAM_EVENT = pydantic.TypeAdapter(RawMessageStreamEvent)
 
@@ -186,7 +178,7 @@ STREAM_EVENT = pydantic.TypeAdapter(RawMessageStreamEvent)
 def test_request_golden(case: str) -> None:
     body = CODEC.encode_request(REQUEST_CASES[case]())
     assert body == _load(f"{case}.request.json")
-    validated = _force(REQUEST_PARAMS.validate_python(copy.deepcopy(body)))
+    validated = drain(REQUEST_PARAMS.validate_python(copy.deepcopy(body)))
     assert len(validated["messages"]) == len(body["messages"])
     again = CODEC.encode_request(CODEC.decode_request(copy.deepcopy(body)))
     assert again == body

@@ -14,11 +14,11 @@ from tests.codecs._request_features import (
     CHAT_PARAMS,
     RESPONSES_ITEM,
     RESPONSES_PARAMS,
-    force,
     fresh_warnings,
     load,
     messages_of,
 )
+from tests.sdk_types import drain
 from toolwire import (
     AssistantMessage,
     Request,
@@ -53,7 +53,7 @@ HOSTED = (
 
 def test_responses_namespace_and_hosted_tools_round_trip(caplog: pytest.LogCaptureFixture) -> None:
     body = load("openai-responses", "namespace_hosted_tools.request.json")
-    force(RESPONSES_PARAMS.validate_python(copy.deepcopy(body)))
+    drain(RESPONSES_PARAMS.validate_python(copy.deepcopy(body)))
     codec = get_codec("openai-responses")
     request = codec.decode_request(copy.deepcopy(body))
     call = ToolCall(
@@ -172,7 +172,7 @@ def test_responses_unknown_input_items_do_not_crash(caplog: pytest.LogCaptureFix
         {"type": "item_reference", "id": "msg_0"},
     ]
     for item in items:
-        force(RESPONSES_ITEM.validate_python(copy.deepcopy(item)))
+        drain(RESPONSES_ITEM.validate_python(copy.deepcopy(item)))
     items.append({"type": "brand_new_item", "payload": 1})  # an item type added after this codec
     body = {"model": "gpt-5.5-codex", "input": items}
     request = get_codec("openai-responses").decode_request(body)

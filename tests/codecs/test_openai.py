@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from openai.types.chat import completion_create_params as ccp
 from pydantic import TypeAdapter
 
+from tests.sdk_types import drain
 from tests.strategies import requests
 from toolwire import (
     AssistantMessage,
@@ -246,19 +247,10 @@ PARAMS: dict[bool, TypeAdapter[Any]] = {
 }
 
 
-def materialize(value: Any) -> Any:
-    """Drain pydantic's lazy validators for the SDK's `Iterable[...]` fields, so every item is checked."""
-    if isinstance(value, dict):
-        return {k: materialize(v) for k, v in value.items()}
-    if value is None or isinstance(value, str | int | float):
-        return value
-    return [materialize(v) for v in value]
-
-
 @pytest.mark.parametrize("case", sorted(GOLDEN))
 def test_request_fixtures_match_the_sdk_params(case: str) -> None:
     body = load(f"{case}.request.json")
-    validated = materialize(PARAMS[bool(body.get("stream"))].validate_python(copy.deepcopy(body)))
+    validated = drain(PARAMS[bool(body.get("stream"))].validate_python(copy.deepcopy(body)))
     if case == "reasoning_replay":  # the compat servers' reasoning field is not in the SDK's types
         del body["messages"][1]["reasoning_content"]
     assert validated == body
@@ -267,7 +259,7 @@ def test_request_fixtures_match_the_sdk_params(case: str) -> None:
 def test_sdk_param_check_catches_an_image_in_a_tool_message() -> None:
     body = {"model": "m", "messages": [{"role": "tool", "tool_call_id": "a", "content": [{"type": "image_url"}]}]}
     with pytest.raises(ValueError, match="text"):
-        materialize(PARAMS[False].validate_python(body))
+        drain(PARAMS[False].validate_python(body))
 
 
 def test_max_tokens_field_and_reasoning_field_come_from_the_profile() -> None:
@@ -1154,7 +1146,7 @@ def test_long_call_ids_are_shortened_the_same_way_in_calls_results_and_markers()
 @given(requests(provider="openai"))
 def test_random_encoded_bodies_match_the_sdk_params(request: Request) -> None:
     body = CODEC.encode_request(request)
-    assert materialize(PARAMS[False].validate_python(copy.deepcopy(body))) == body
+    assert drain(PARAMS[False].validate_python(copy.deepcopy(body))) == body
 
 
 def _chunk(delta: dict[str, Any], **extra: Any) -> dict[str, Any]:

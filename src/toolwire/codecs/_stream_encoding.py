@@ -31,7 +31,7 @@ from toolwire.types import (
     ToolCallDelta,
 )
 
-__all__ = ["Segment", "SegmentedEncoder", "WireEvent", "missing_text", "new_id", "replay"]
+__all__ = ["Segment", "SegmentedEncoder", "WireEvent", "missing_text", "new_id", "pieces", "replay"]
 
 Kind = Literal["text", "thinking", "call"]
 
@@ -294,10 +294,10 @@ def missing_text(segment: Segment, final: str) -> str:
     return final[len(segment.text) :] if final.startswith(segment.text) else ""
 
 
-def replay(encoder: SegmentedEncoder, response: Response, pieces: int = 3) -> list[dict[str, Any]]:
+def replay(encoder: SegmentedEncoder, response: Response, count: int = 3) -> list[dict[str, Any]]:
     """A whole reply as the stream events `encoder` sends for it (test servers render replies so).
 
-    Each part streams in about `pieces` deltas; one no delta can carry (redacted reasoning, or
+    Each part streams in about `count` deltas; one no delta can carry (redacted reasoning, or
     a part right after one of its own kind, whose deltas would run into it) is sent whole.
     """
     wire: list[WireEvent] = []
@@ -309,14 +309,14 @@ def replay(encoder: SegmentedEncoder, response: Response, pieces: int = 3) -> li
             case TextPart() | ThinkingPart() if previous is type(part) or getattr(part, "redacted", False):
                 wire += encoder.part(part)
             case TextPart():
-                events = [TextDelta(piece) for piece in _pieces(part.text, pieces)]
+                events = [TextDelta(piece) for piece in pieces(part.text, count)]
             case ThinkingPart():
-                events = [ThinkingDelta(piece) for piece in _pieces(part.text, pieces)]
+                events = [ThinkingDelta(piece) for piece in pieces(part.text, count)]
             case ToolCall():
                 raw = part.metadata.get("raw_arguments")
                 arguments = raw if isinstance(raw, str) else (dumps(part.arguments) if part.arguments else "")
                 events.append(ToolCallDelta(calls, part.id, part.name, ""))
-                events += [ToolCallDelta(calls, None, None, piece) for piece in _pieces(arguments, pieces)]
+                events += [ToolCallDelta(calls, None, None, piece) for piece in pieces(arguments, count)]
                 calls += 1
         if events:
             encoder.expect(part)
@@ -328,6 +328,7 @@ def replay(encoder: SegmentedEncoder, response: Response, pieces: int = 3) -> li
     return [w.data for w in wire]
 
 
-def _pieces(text: str, pieces: int) -> list[str]:
-    size = max(1, -(-len(text) // pieces))
+def pieces(text: str, count: int = 3) -> list[str]:
+    """`text` cut into about `count` pieces of equal length (none for "")."""
+    size = max(1, -(-len(text) // count))
     return [text[i : i + size] for i in range(0, len(text), size)]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from toolwire.codecs._shared import dumps
+from toolwire.codecs._stream_encoding import pieces
 from toolwire.types import (
     AssistantMessage,
     Done,
@@ -113,23 +114,18 @@ def resolve_turn(turn: Turn, request: Request) -> Turn:
     return turn
 
 
-def _chunks(text: str, pieces: int = 3) -> list[str]:
-    size = max(1, -(-len(text) // pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
 def stream_events(response: Response) -> list[StreamEvent]:
     """The neutral events a streamed `response` produces: text in a few chunks, calls in fragments, `Done`."""
     events: list[StreamEvent] = []
     index = 0
     for part in response.message.parts:
         if isinstance(part, TextPart):
-            events.extend(TextDelta(chunk) for chunk in _chunks(part.text))
+            events.extend(TextDelta(chunk) for chunk in pieces(part.text))
         elif isinstance(part, ThinkingPart):
-            events.extend(ThinkingDelta(chunk) for chunk in _chunks(part.text))
+            events.extend(ThinkingDelta(chunk) for chunk in pieces(part.text))
         else:
             events.append(ToolCallDelta(index, part.id, part.name, ""))
-            events.extend(ToolCallDelta(index, None, None, chunk) for chunk in _chunks(dumps(part.arguments), 2))
+            events.extend(ToolCallDelta(index, None, None, chunk) for chunk in pieces(dumps(part.arguments), 2))
             index += 1
     events.append(Done(response))
     return events
