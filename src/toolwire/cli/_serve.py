@@ -62,6 +62,7 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
         import uvicorn
 
         from toolwire.gateway import create_app, gateway_keys
+        from toolwire.gateway._slow_clients import header_deadline_protocol
     except ModuleNotFoundError as exc:
         raise UsageError(f"toolwire serve needs {exc.name}; install it with: pip install 'toolwire[serve]'") from None
     config = load_config(settings.config_path)
@@ -76,6 +77,7 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
     debug = bool(args.debug)
     _log_requests(debug)
     options: dict[str, Any] = {"host": args.host, "port": args.port, "access_log": False, "log_level": "warning"}
+    options["http"] = header_deadline_protocol()  # slow-header clients are cut off; see gateway/_slow_clients
     if args.workers > 1:
         if config.path is not None:
             os.environ[_CONFIG_ENV] = str(config.path)

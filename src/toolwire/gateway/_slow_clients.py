@@ -1,0 +1,71 @@
+"""Connections that never finish their request headers (slowloris) are closed after a deadline.
+
+uvicorn has only a keep-alive timeout, which every byte resets: a client sending one header
+byte every few seconds holds a connection (and a file descriptor) forever. The deadline here
+starts when a connection opens and again when a reply ends; the next request's headers stop
+it; trickling bytes do not. Imports uvicorn, so only `toolwire serve` loads it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["DEFAULT_HEADER_TIMEOUT", "HeaderDeadlineProtocol", "header_deadline_protocol"]
+
+DEFAULT_HEADER_TIMEOUT = 15.0
+"""Seconds a client has to send a request's headers (from connecting, or the end of the last reply)."""
+
+
+class HeaderDeadlineProtocol(H11Protocol):
+    """uvicorn's h11 protocol, closing a connection whose request headers take too long."""
+
+    header_timeout = DEFAULT_HEADER_TIMEOUT
+    _header_timer: Any = None
+    _waiting_on: Any = None
+
+    def connection_made(self, transport: Any) -> None:
+        """Start the clock for the first request's headers."""
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Stop the clock."""
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        """Stop the clock once the bytes completed a request's headers."""
+        super().data_received(data)
+        self._disarm_on_new_request()
+
+    def on_response_complete(self) -> None:
+        """Start the clock for the next request on this connection (unless it is already in)."""
+        self._arm()
+        super().on_response_complete()
+        self._disarm_on_new_request()
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._waiting_on = self.cycle
+        self._header_timer = self.loop.call_later(self.header_timeout, self._headers_too_slow)
+
+    def _disarm(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _disarm_on_new_request(self) -> None:
+        if self.cycle is not self._waiting_on:
+            self._disarm()
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
+def header_deadline_protocol(header_timeout: float = DEFAULT_HEADER_TIMEOUT) -> type[HeaderDeadlineProtocol]:
+    """The protocol class for `uvicorn.Config(http=...)`, with its own header deadline."""
+    return type("HeaderDeadlineProtocol", (HeaderDeadlineProtocol,), {"header_timeout": header_timeout})
