@@ -3,7 +3,9 @@
 uvicorn has only a keep-alive timeout, which every byte resets: a client sending one header
 byte every few seconds holds a connection (and a file descriptor) forever. The deadline here
 starts when a connection opens and again when a reply ends; the next request's headers stop
-it; trickling bytes do not. Imports uvicorn, so only `toolwire serve` loads it.
+it; trickling bytes do not. The same hooks exist in uvicorn's h11 and httptools protocols; the
+httptools one is used when installed (the `serve` extra), as uvicorn itself would. Imports
+uvicorn, so only `toolwire serve` loads it.
 """
 
 from __future__ import annotations
@@ -12,38 +14,41 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["DEFAULT_HEADER_TIMEOUT", "HeaderDeadlineProtocol", "header_deadline_protocol"]
+__all__ = ["DEFAULT_HEADER_TIMEOUT", "HeaderDeadline", "header_deadline_protocol"]
 
 DEFAULT_HEADER_TIMEOUT = 15.0
 """Seconds a client has to send a request's headers (from connecting, or the end of the last reply)."""
 
 
-class HeaderDeadlineProtocol(H11Protocol):
-    """uvicorn's h11 protocol, closing a connection whose request headers take too long."""
+class HeaderDeadline:
+    """Mixed into an uvicorn HTTP protocol: closes a connection whose request headers take too long."""
 
     header_timeout = DEFAULT_HEADER_TIMEOUT
     _header_timer: Any = None
     _waiting_on: Any = None
+    cycle: Any
+    loop: Any
+    transport: Any
 
     def connection_made(self, transport: Any) -> None:
         """Start the clock for the first request's headers."""
-        super().connection_made(transport)
+        super().connection_made(transport)  # type: ignore[misc]
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Stop the clock."""
         self._disarm()
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # type: ignore[misc]
 
     def data_received(self, data: bytes) -> None:
         """Stop the clock once the bytes completed a request's headers."""
-        super().data_received(data)
+        super().data_received(data)  # type: ignore[misc]
         self._disarm_on_new_request()
 
     def on_response_complete(self) -> None:
         """Start the clock for the next request on this connection (unless it is already in)."""
         self._arm()
-        super().on_response_complete()
+        super().on_response_complete()  # type: ignore[misc]
         self._disarm_on_new_request()
 
     def _arm(self) -> None:
@@ -66,6 +71,13 @@ class HeaderDeadlineProtocol(H11Protocol):
             self.transport.close()
 
 
-def header_deadline_protocol(header_timeout: float = DEFAULT_HEADER_TIMEOUT) -> type[HeaderDeadlineProtocol]:
+def header_deadline_protocol(header_timeout: float = DEFAULT_HEADER_TIMEOUT) -> type[Any]:
     """The protocol class for `uvicorn.Config(http=...)`, with its own header deadline."""
-    return type("HeaderDeadlineProtocol", (HeaderDeadlineProtocol,), {"header_timeout": header_timeout})
+    base: type[Any] = H11Protocol
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:  # httptools is not installed: uvicorn would use h11 too
+        pass
+    else:
+        base = HttpToolsProtocol
+    return type("HeaderDeadlineProtocol", (HeaderDeadline, base), {"header_timeout": header_timeout})
