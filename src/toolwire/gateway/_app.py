@@ -137,12 +137,12 @@ def _log(request: Request, ex: Exchange | None, status: int, started: float) -> 
         return
     tokens_in, tokens_out = ex.tokens
     logger.info(
-        "%s %s model=%s route=%s upstream=%s mode=%s stream=%s status=%d %.1fms tokens=%s/%s%s",
+        "%s %s model=%s route=%s upstream=%s mode=%s stream=%s status=%d %.1fms tokens=%s/%s%s%s",
         request.method,
         request.url.path,
         ex.model,
         ex.route.model,
-        ex.route.target,
+        ex.target.target,
         ex.mode,
         "yes" if ex.stream else "no",
         status,
@@ -150,6 +150,7 @@ def _log(request: Request, ex: Exchange | None, status: int, started: float) -> 
         "-" if tokens_in is None else tokens_in,
         "-" if tokens_out is None else tokens_out,
         f" dropped={','.join(dict.fromkeys(ex.dropped))}" if ex.dropped else "",
+        f" fallbacks={','.join(ex.fallbacks)}" if ex.fallbacks else "",
     )
 
 
@@ -237,7 +238,7 @@ def _span_attributes(ex: Exchange) -> dict[str, Any]:
         "toolwire.gateway.protocol": ex.protocol.name,
         "gen_ai.request.model": ex.model,
         "toolwire.gateway.route": ex.route.model,
-        "toolwire.gateway.upstream": ex.route.target,
+        "toolwire.gateway.upstream": ex.target.target,
         "toolwire.stream": ex.stream,
     }
 
@@ -337,8 +338,8 @@ def _models(router: Router) -> dict[str, Any]:
             "type": "model",
             "created": 0,
             "created_at": "1970-01-01T00:00:00Z",
-            "owned_by": route.target.partition(":")[0],
-            "display_name": f"{name} (via {route.target})",
+            "owned_by": route.targets[0].target.partition(":")[0],
+            "display_name": f"{name} (via {', '.join(t.target for t in route.targets)})",
         }
         for name, route in router.listed_models()
     ]
