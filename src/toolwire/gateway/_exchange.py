@@ -78,6 +78,7 @@ class Exchange:
         headers: Request headers to hand to a same-protocol upstream (`anthropic-beta`).
         target: The route's target trying it now (the first one until `serve_exchange` picks).
         fallbacks: The targets that failed before any byte went out, in order.
+        failures: Every upstream failure while serving it: (target, status for the client).
     """
 
     protocol: Protocol
@@ -89,6 +90,7 @@ class Exchange:
     headers: dict[str, str] = field(default_factory=dict)
     target: Target = field(init=False)
     fallbacks: list[str] = field(default_factory=list)
+    failures: list[tuple[str, int]] = field(default_factory=list)
     mode: str = "-"
     tokens: tuple[int | None, int | None] = (None, None)
     dropped: list[str] = field(default_factory=list)
@@ -147,6 +149,7 @@ async def serve_exchange(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
             error = classify(exc)
             if not _worth_another_target(error.status):
                 raise
+            ex.failures.append((target.target, error.status))
             target.failed(ex.route.cooldown, _seconds(error.retry_after))
             if number == len(candidates) - 1:
                 raise
@@ -194,6 +197,7 @@ async def _passthrough(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
                 yield chunk
         except ToolwireError as exc:
             error = classify(exc)
+            ex.failures.append((ex.target.target, error.status))
             name, payload = ex.protocol.stream_error(error.status, error.message)
             yield b"\n\n" + frame(ex.protocol, payload, name)
 
@@ -272,6 +276,7 @@ async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
             yield relay.finish()
         except ToolwireError as exc:
             error = classify(exc)
+            ex.failures.append((ex.target.target, error.status))
             logger.warning("upstream failed mid-stream (%s): %s", ex.target.target, error.message)
             yield relay.error(error.status, error.message)
         finally:
