@@ -71,13 +71,27 @@ class HeaderDeadline:
             self.transport.close()
 
 
+class HeaderDeadlineH11(HeaderDeadline, H11Protocol):
+    """uvicorn's h11 protocol with the header deadline."""
+
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # httptools is not installed: uvicorn would use h11 too
+    _DEFAULT: type[Any] = HeaderDeadlineH11
+else:
+
+    class HeaderDeadlineHttpTools(HeaderDeadline, HttpToolsProtocol):
+        """uvicorn's httptools protocol with the header deadline."""
+
+    _DEFAULT = HeaderDeadlineHttpTools
+
+
 def header_deadline_protocol(header_timeout: float = DEFAULT_HEADER_TIMEOUT) -> type[Any]:
-    """The protocol class for `uvicorn.Config(http=...)`, with its own header deadline."""
-    base: type[Any] = H11Protocol
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-    except ImportError:  # httptools is not installed: uvicorn would use h11 too
-        pass
-    else:
-        base = HttpToolsProtocol
-    return type("HeaderDeadlineProtocol", (HeaderDeadline, base), {"header_timeout": header_timeout})
+    """The protocol class for `uvicorn.Config(http=...)`, with its own header deadline.
+
+    The default one is a module-level class: `--workers N` pickles it into each worker.
+    """
+    if header_timeout == DEFAULT_HEADER_TIMEOUT:
+        return _DEFAULT
+    return type("HeaderDeadlineProtocol", (_DEFAULT,), {"header_timeout": header_timeout})
