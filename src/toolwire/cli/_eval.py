@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -22,7 +21,7 @@ from toolwire.cli._setup import open_model
 from toolwire.cli._terminal import Loop
 from toolwire.client import Client
 from toolwire.evals import BfclCase, BfclDataError, load_cases
-from toolwire.evals._report import CategorySummary, summarize, write_chart
+from toolwire.evals._report import CategorySummary, build_report, summarize, write_chart
 from toolwire.evals._runner import CaseResult, EvalMode, RequestOptions, run_case
 
 __all__ = ["eval_command"]
@@ -38,18 +37,28 @@ def eval_command(settings: Settings, args: argparse.Namespace) -> int:
         if not isinstance(model.client, Client):
             raise UsageError(f"toolwire eval needs an HTTP provider; {settings.provider!r} is not one.")
         client = model.client
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         with Loop(client) as loop, _progress(err) as progress:
             task = progress.add_task(f"bfcl {mode}", total=len(cases))
             results: list[CaseResult] = []
             for case in cases:
                 results.append(loop.run(run_case(client, case, mode, options)))
                 progress.advance(task)
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     summaries = summarize(results)
     Console(highlight=False).print(_table(summaries, f"BFCL, {settings.provider}:{settings.model}, tool mode {mode}"))
     if args.json_out:
-        report = _report(settings, args, mode, results, summaries, wall)
+        meta = {
+            "benchmark": "bfcl",
+            "provider": settings.provider,
+            "model": settings.model,
+            "base_url": settings.base_url,
+            "tool_mode": mode,
+            "limit": args.limit,
+            "seed": args.seed,
+            "max_tokens": args.max_tokens,
+        }
+        report = build_report(meta, results, wall, cpu)
         args.json_out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if args.plot:
         write_chart({mode: summaries}, args.plot)
@@ -87,29 +96,3 @@ def _table(summaries: list[CategorySummary], title: str) -> Table:
             f"{s.latency_p50_s:.2f} s",
         )
     return table
-
-
-def _report(
-    settings: Settings,
-    args: argparse.Namespace,
-    mode: EvalMode,
-    results: list[CaseResult],
-    summaries: list[CategorySummary],
-    wall: float,
-) -> dict[str, Any]:
-    model_s = sum(r.latency_s for r in results)
-    return {
-        "benchmark": "bfcl",
-        "provider": settings.provider,
-        "model": settings.model,
-        "base_url": settings.base_url,
-        "tool_mode": mode,
-        "limit": args.limit,
-        "seed": args.seed,
-        "max_tokens": args.max_tokens,
-        "wall_s": wall,
-        "model_s": model_s,
-        "harness_overhead": (wall - model_s) / model_s if model_s else None,
-        "summary": [s.to_dict() for s in summaries],
-        "results": [r.to_dict() for r in results],
-    }

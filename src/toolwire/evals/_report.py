@@ -15,7 +15,7 @@ from typing import Any
 
 from toolwire.evals._runner import CaseResult
 
-__all__ = ["CategorySummary", "summarize", "write_chart"]
+__all__ = ["CategorySummary", "build_report", "summarize", "write_chart"]
 
 OVERALL = "overall"
 
@@ -76,6 +76,24 @@ def summarize(results: Sequence[CaseResult]) -> list[CategorySummary]:
     categories = list(dict.fromkeys(r.category for r in results))
     rows = [_summary(c, [r for r in results if r.category == c]) for c in categories]
     return [*rows, _summary(OVERALL, results)] if results else rows
+
+
+def build_report(meta: Mapping[str, Any], results: Sequence[CaseResult], wall_s: float, cpu_s: float) -> dict[str, Any]:
+    """The JSON report of a run: `meta` (provider, model, mode, ...), timings, summaries, every case.
+
+    `harness_overhead` is the eval process's own CPU time (requests built, replies decoded and
+    scored, the progress bar) over the time spent waiting for the model: what the harness adds.
+    """
+    model_s = sum(r.latency_s for r in results)
+    return {
+        **meta,
+        "wall_s": wall_s,
+        "model_s": model_s,
+        "harness_cpu_s": cpu_s,
+        "harness_overhead": cpu_s / model_s if model_s else None,
+        "summary": [s.to_dict() for s in summarize(results)],
+        "results": [r.to_dict() for r in results],
+    }
 
 
 def _valid_share(summary: CategorySummary) -> float:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,12 +33,23 @@ EVAL_MODES: tuple[EvalMode, ...] = ("native", "text", "auto", "constrained")
 
 @dataclass(frozen=True, slots=True)
 class RequestOptions:
-    """Sampling options sent with every case (temperature 0 and a fixed seed: repeatable runs)."""
+    """How every case is asked: temperature 0 and a fixed seed, for repeatable runs.
+
+    Attributes:
+        support: What the server's schema engine enforces (constrained mode loosens the rest).
+        adapt: Applied to each request just before it is sent, for what a server needs and no
+            profile says yet (e.g. the schema in another `response_format` form).
+    """
 
     temperature: float | None = 0.0
     seed: int | None = 0
     max_tokens: int | None = 512
     support: SchemaSupport = PORTABLE
+    adapt: Callable[[Request], Request] | None = None
+
+    def prepare(self, request: Request) -> Request:
+        """The request as sent."""
+        return self.adapt(request) if self.adapt is not None else request
 
 
 @dataclass(slots=True)
@@ -90,7 +101,7 @@ async def _ask(
     request = _request(case, options, client.model)
     if mode == "constrained":
         sent, reply = constrained_request(request, options.support)
-        raw = await client.complete_request(sent)
+        raw = await client.complete_request(options.prepare(sent))
         assert reply is not None  # every BFCL case has tools
         response, found = calls_from_reply(raw, reply)
         return response, found.parsed, raw.text, found.notes
@@ -98,10 +109,10 @@ async def _ask(
         sent = dataclasses.replace(
             request, messages=to_text_messages(request.messages, request.tools), tools=[], tool_choice=None
         )
-        raw = await client.complete_request(sent)
+        raw = await client.complete_request(options.prepare(sent))
         response = calls_from_text(raw, request.tools, "text")
     else:
-        raw = await client.complete_request(request)
+        raw = await client.complete_request(options.prepare(request))
         response = calls_from_text(raw, request.tools, "auto-text") if mode == "auto" and not raw.tool_calls else raw
     return response, _calls_parsed(response.tool_calls, case), raw.text, []
 
