@@ -10,7 +10,8 @@ small model's reply parses, and its calls are valid by construction:
 - `constrained_request(request)` rewrites a neutral request for the mode (tools in the system
   prompt, the schema as `response_format`);
 - `calls_from_reply(response, reply)` / `parse_reply(text, tools)` turn the reply back into text
-  and `ToolCall`s, validated against each tool's own schema.
+  and `ToolCall`s, validated against each tool's own schema; `AnswerStream` gives an answer's
+  text while the reply still streams.
 
 Pure conversion, no I/O. Imports `toolwire.types`, `toolwire.schema`, `toolwire.textcalls`,
 `toolwire.codecs._shared` and the standard library (plus `jsonschema` and `json_repair`,
@@ -28,6 +29,7 @@ from toolwire.constrained._conversation import (
 from toolwire.constrained._loosen import PORTABLE, SchemaSupport, loosen
 from toolwire.constrained._reply import ConstrainedReply, parse_reply
 from toolwire.constrained._schema import ANSWER_KEY, CALLS_KEY, ReplySchema, reply_schema
+from toolwire.constrained._stream import AnswerStream
 from toolwire.constrained._validate import argument_errors
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "CALLS_KEY",
     "PORTABLE",
     "SCHEMA_NAME",
+    "AnswerStream",
     "ConstrainedReply",
     "ReplySchema",
     "SchemaSupport",
