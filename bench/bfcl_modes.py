@@ -97,7 +97,7 @@ def json_object_form(request: Request) -> Request:
 
 async def run_mode(base: str, mode: EvalMode, categories: list[str], limit: int, seed: int) -> dict[str, Any]:
     cases = list(load_cases(categories, limit=limit))
-    options = RequestOptions(seed=seed, max_tokens=384, adapt=json_object_form)
+    options = RequestOptions(seed=seed, max_tokens=192, adapt=json_object_form)
     client = connect_http("llamacpp:smollm2", base_url=base, timeout=300.0)
     assert isinstance(client, Client)
     results: list[CaseResult] = []

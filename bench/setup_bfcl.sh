@@ -13,6 +13,8 @@ WHEELS=${TOOLWIRE_WHEELS:-$HOME/.cache/toolwire/wheels}
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q -e '.[cli,eval]'
 "$VENV/bin/python" -m pip install -q --no-deps bfcl-eval==2026.3.23
+# bfcl_eval.utils (its relevance rule, is_empty_output) needs filelock and dotenv; nothing else of its list is used.
+"$VENV/bin/python" -m pip install -q filelock python-dotenv
 if [ "${1:-}" = "--model" ]; then
     mkdir -p "$WHEELS"
     if ! ls "$WHEELS"/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then

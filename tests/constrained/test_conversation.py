@@ -35,14 +35,14 @@ def test_the_prompt_names_each_tool_with_its_parameters_and_both_reply_shapes() 
     assert reply is not None
     assert render_constrained_prompt(reply) == (
         "You can use these tools:\n"
+        "- no_tool_fits(reply: string): use this when none of the other tools fits the request\n"
         '- triangle_area(base: integer, height: number, unit?: "cm" | "m"): Area of a triangle.\n'
         "\n"
-        'To use tools, reply with {"tool_calls": [{"name": "<tool>", "arguments": {...}}]}: '
-        "one call for each separate thing the user asks for.\n"
-        'When no tool fits the request, reply with {"answer": "<your reply>"} instead.'
+        'Reply {"call_count": <n>, "tool_calls": [<n calls like {"name": "<tool>", "arguments": {...}}>]} '
+        "where n is the number of separate things the user asks for."
     )
     required = reply_schema([AREA], "required")
-    assert required is not None and "answer" not in render_constrained_prompt(required)
+    assert required is not None and "no_tool_fits" not in render_constrained_prompt(required)
 
 
 def test_the_request_carries_the_schema_not_the_tools_and_the_history_in_the_reply_shape() -> None:
@@ -66,14 +66,14 @@ def test_the_request_carries_the_schema_not_the_tools_and_the_history_in_the_rep
     assert (sent.tools, sent.tool_choice, sent.parallel_tool_calls) == ([], None, None)
     assert sent.response_format is not None and sent.response_format.schema == reply.schema
     assert sent.response_format.name == "tool_reply"
+    as_sent = {"name": "triangle_area", "arguments": {"base": 3, "height": 4}}
+    answered = {"name": "no_tool_fits", "arguments": {"reply": "It is 6."}}
     assert sent.messages == [
         SystemMessage(content="Be brief.\n\n" + render_constrained_prompt(reply)),
         UserMessage(content="Area of 3 by 4?"),
-        AssistantMessage(
-            parts=[TextPart(text='{"tool_calls": [{"name": "triangle_area", "arguments": {"base": 3, "height": 4}}]}')]
-        ),
+        AssistantMessage(parts=[TextPart(text=json.dumps({"call_count": 1, "tool_calls": [as_sent]}))]),
         UserMessage(content="TOOL_RESULT (result) for triangle_area [call_1]:\n6"),
-        AssistantMessage(parts=[TextPart(text='{"answer": "It is 6."}')]),
+        AssistantMessage(parts=[TextPart(text=json.dumps({"call_count": 1, "tool_calls": [answered]}))]),
         UserMessage(content="And 5 by 2?"),
     ]
 
@@ -86,7 +86,9 @@ def test_tool_choice_none_sends_a_plain_request() -> None:
 
 
 def test_a_round_trip_through_a_real_server_gives_ordinary_tool_calls() -> None:
-    answer = json.dumps({"tool_calls": [{"name": "triangle_area", "arguments": {"base": 5, "height": 2}}]})
+    answer = json.dumps(
+        {"call_count": 1, "tool_calls": [{"name": "triangle_area", "arguments": {"base": 5, "height": 2}}]}
+    )
     request = Request(
         model="m", messages=[UserMessage(content="5 by 2?")], tools=[AREA], tool_choice=NamedToolChoice("triangle_area")
     )
@@ -111,7 +113,11 @@ def test_a_round_trip_through_a_real_server_gives_ordinary_tool_calls() -> None:
 def test_an_answer_comes_back_as_text_with_the_stop_reason_unchanged() -> None:
     reply = reply_schema([AREA])
     assert reply is not None
-    with ScriptedServer(['{"answer": "I cannot measure that."}']) as server, server.connect("openai:m") as client:
+    answer = {
+        "call_count": 1,
+        "tool_calls": [{"name": "no_tool_fits", "arguments": {"reply": "I cannot measure that."}}],
+    }
+    with ScriptedServer([json.dumps(answer)]) as server, server.connect("openai:m") as client:
         response = client.complete_sync("hi")
     decoded, found = calls_from_reply(response, reply)
     assert (decoded.text, decoded.tool_calls, decoded.stop_reason, found.parsed) == (

@@ -29,17 +29,12 @@ WEATHER = ToolDefinition(
         "required": ["city"],
     },
 )
-
-
-def call_schema(tool: ToolDefinition, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {"name": {"const": tool.name}, "arguments": arguments},
-        "required": ["name", "arguments"],
-        "additionalProperties": False,
-    }
-
-
+NO_TOOL_ARGUMENTS = {
+    "type": "object",
+    "properties": {"reply": {"type": "string"}},
+    "required": ["reply"],
+    "additionalProperties": False,
+}
 AREA_ARGUMENTS = {**(AREA.parameters or {}), "additionalProperties": False}
 WEATHER_ARGUMENTS = {
     "type": "object",
@@ -47,50 +42,62 @@ WEATHER_ARGUMENTS = {
     "required": ["city"],
     "additionalProperties": False,
 }
-ANSWER = {
-    "type": "object",
-    "properties": {"answer": {"type": "string"}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
 
 
-def calls(items: dict[str, Any], **bounds: int) -> dict[str, Any]:
+def call_schema(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "object",
-        "properties": {"tool_calls": {"type": "array", "items": items, "minItems": 1, **bounds}},
-        "required": ["tool_calls"],
+        "properties": {"name": {"const": name}, "arguments": arguments},
+        "required": ["name", "arguments"],
         "additionalProperties": False,
     }
 
 
-def test_auto_allows_an_answer_or_calls_of_any_tool_with_its_own_arguments() -> None:
-    reply = reply_schema([AREA, WEATHER])
+def counted(count: int, items: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "call_count": {"const": count},
+            "tool_calls": {"type": "array", "items": items, "minItems": count, "maxItems": count},
+        },
+        "required": ["call_count", "tool_calls"],
+        "additionalProperties": False,
+    }
+
+
+def test_auto_asks_for_the_count_then_exactly_that_many_calls_of_the_tools_or_no_tool_fits() -> None:
+    reply = reply_schema([AREA, WEATHER], max_calls=2)
     assert reply is not None
-    items = {"anyOf": [call_schema(AREA, AREA_ARGUMENTS), call_schema(WEATHER, WEATHER_ARGUMENTS)]}
-    assert reply.schema == {"anyOf": [ANSWER, calls(items)]}
-    assert (reply.answer_allowed, reply.max_calls, [t.name for t in reply.tools]) == (
-        True,
-        None,
-        ["triangle_area", "weather"],
-    )
+    items = {
+        "anyOf": [
+            call_schema("triangle_area", AREA_ARGUMENTS),
+            call_schema("weather", WEATHER_ARGUMENTS),
+            call_schema("no_tool_fits", NO_TOOL_ARGUMENTS),
+        ]
+    }
+    assert reply.schema == {"anyOf": [counted(1, items), counted(2, items)]}
+    assert (reply.answer_allowed, reply.max_calls, reply.no_tool) == (True, 2, "no_tool_fits")
+    assert [t.name for t in reply.tools] == ["triangle_area", "weather"]
+    default = reply_schema([AREA])
+    assert default is not None and len(default.schema["anyOf"]) == 4  # counts 1 to MAX_CALLS
 
 
-def test_none_constrains_nothing_required_drops_the_answer_a_name_keeps_one_tool() -> None:
+def test_none_constrains_nothing_required_drops_no_tool_fits_a_name_keeps_one_tool() -> None:
     assert reply_schema([AREA, WEATHER], "none") is None
     assert reply_schema([], "auto") is None
-    required = reply_schema([AREA], "required")
-    assert required is not None and required.schema == calls(call_schema(AREA, AREA_ARGUMENTS))
-    named = reply_schema([AREA, WEATHER], NamedToolChoice("weather"))
-    assert named is not None and named.schema == calls(call_schema(WEATHER, WEATHER_ARGUMENTS))
+    required = reply_schema([AREA], "required", parallel_tool_calls=False)
+    assert required is not None and required.schema == counted(1, call_schema("triangle_area", AREA_ARGUMENTS))
+    named = reply_schema([AREA, WEATHER], NamedToolChoice("weather"), parallel_tool_calls=False)
+    assert named is not None and named.schema == counted(1, call_schema("weather", WEATHER_ARGUMENTS))
     assert not named.answer_allowed
 
 
-def test_no_parallel_calls_means_at_most_one_call() -> None:
-    reply = reply_schema([AREA], parallel_tool_calls=False)
-    assert reply is not None
-    assert reply.schema["anyOf"][1] == calls(call_schema(AREA, AREA_ARGUMENTS), maxItems=1)
-    assert reply.max_calls == 1
+def test_a_real_tool_named_no_tool_fits_keeps_its_name_and_the_pseudo_tool_moves_aside() -> None:
+    clash = ToolDefinition(name="no_tool_fits", description="A real tool.", parameters=None)
+    reply = reply_schema([clash], parallel_tool_calls=False)
+    assert reply is not None and reply.no_tool == "no_tool_fits_"
+    names = [alt["properties"]["name"]["const"] for alt in reply.schema["properties"]["tool_calls"]["items"]["anyOf"]]
+    assert names == ["no_tool_fits", "no_tool_fits_"]
 
 
 def test_a_named_tool_that_is_not_offered_is_a_clear_error() -> None:
@@ -104,25 +111,24 @@ def test_the_schema_accepts_answers_and_valid_calls_and_nothing_else() -> None:
     reply = reply_schema([AREA, WEATHER])
     assert reply is not None
     validator = jsonschema.Draft202012Validator(reply.schema)
+    paris = {"name": "weather", "arguments": {"city": "Paris"}}
     good = [
-        {"answer": "It is sunny."},
-        {"tool_calls": [{"name": "weather", "arguments": {"city": "Paris"}}]},
-        {
-            "tool_calls": [
-                {"name": "triangle_area", "arguments": {"base": 2, "height": 1.5}},
-                {"name": "weather", "arguments": {"city": "Rome"}},
-            ]
-        },
+        {"call_count": 1, "tool_calls": [{"name": "no_tool_fits", "arguments": {"reply": "It is sunny."}}]},
+        {"call_count": 1, "tool_calls": [paris]},
+        {"call_count": 2, "tool_calls": [{"name": "triangle_area", "arguments": {"base": 2, "height": 1.5}}, paris]},
     ]
     bad = [
-        {"tool_calls": []},
-        {"tool_calls": [{"name": "search", "arguments": {}}]},
-        {"tool_calls": [{"name": "weather", "arguments": {"city": "Paris", "unit": "C"}}]},
-        {"tool_calls": [{"name": "triangle_area", "arguments": {"base": "2", "height": 1}}]},
-        {"answer": "x", "tool_calls": []},
+        {"call_count": 0, "tool_calls": []},
+        {"call_count": 2, "tool_calls": [paris]},
+        {"tool_calls": [paris]},
+        {"call_count": 1, "tool_calls": [{"name": "search", "arguments": {}}]},
+        {"call_count": 1, "tool_calls": [{"name": "weather", "arguments": {"city": "Paris", "unit": "C"}}]},
+        {"call_count": 1, "tool_calls": [{"name": "triangle_area", "arguments": {"base": "2", "height": 1}}]},
+        {"call_count": 5, "tool_calls": [paris] * 5},
+        {"answer": "x"},
     ]
-    assert [validator.is_valid(v) for v in good] == [True, True, True]
-    assert [validator.is_valid(v) for v in bad] == [False, False, False, False, False]
+    assert [validator.is_valid(v) for v in good] == [True] * 3
+    assert [validator.is_valid(v) for v in bad] == [False] * 8
 
 
 def test_loosening_drops_what_the_engine_cannot_enforce_and_says_where(caplog: pytest.LogCaptureFixture) -> None:

@@ -94,12 +94,8 @@ def play_model(request: Request) -> Turn:
     question = next(str(m.content) for m in request.messages if not isinstance(m, SystemMessage))
     calls = ANSWERS[question]
     if request.response_format is not None:
-        wanted = (
-            {"answer": "Why did the triangle cross the road?"}
-            if calls is None
-            else {"tool_calls": [{"name": n, "arguments": a} for n, a in calls]}
-        )
-        return json.dumps(wanted)
+        said = [("no_tool_fits", {"reply": "Why did the triangle cross the road?"})] if calls is None else calls
+        return json.dumps({"call_count": len(said), "tool_calls": [{"name": n, "arguments": a} for n, a in said]})
     if calls is None:
         return "Why did the triangle cross the road?"
     if request.tools:

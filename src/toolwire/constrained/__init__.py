@@ -5,7 +5,8 @@ OpenAI itself). Built from a request's tools, one schema allows either a final a
 whose `name` is one of the tools and whose `arguments` match that tool's parameters, so even a
 small model's reply parses, and its calls are valid by construction:
 
-- `reply_schema(tools, tool_choice)` builds that schema (`_schema` explains its shape),
+- `reply_schema(tools, tool_choice)` builds that schema (`_schema` explains its shape: the
+  call count first, then the calls, a final answer being a call of `no_tool_fits`),
   loosened to what the server's engine enforces (`SchemaSupport`, `loosen`);
 - `constrained_request(request)` rewrites a neutral request for the mode (tools in the system
   prompt, the schema as `response_format`);
@@ -28,13 +29,25 @@ from toolwire.constrained._conversation import (
 )
 from toolwire.constrained._loosen import PORTABLE, SchemaSupport, loosen
 from toolwire.constrained._reply import ConstrainedReply, parse_reply
-from toolwire.constrained._schema import ANSWER_KEY, CALLS_KEY, ReplySchema, reply_schema
+from toolwire.constrained._schema import (
+    ANSWER_ARGUMENT,
+    CALLS_KEY,
+    COUNT_KEY,
+    MAX_CALLS,
+    NO_TOOL,
+    ReplySchema,
+    no_tool_definition,
+    reply_schema,
+)
 from toolwire.constrained._stream import AnswerStream
 from toolwire.constrained._validate import argument_errors
 
 __all__ = [
-    "ANSWER_KEY",
+    "ANSWER_ARGUMENT",
     "CALLS_KEY",
+    "COUNT_KEY",
+    "MAX_CALLS",
+    "NO_TOOL",
     "PORTABLE",
     "SCHEMA_NAME",
     "AnswerStream",
@@ -45,6 +58,7 @@ __all__ = [
     "calls_from_reply",
     "constrained_request",
     "loosen",
+    "no_tool_definition",
     "parse_reply",
     "render_constrained_prompt",
     "reply_schema",

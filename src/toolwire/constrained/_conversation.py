@@ -3,8 +3,9 @@
 The model gets no `tools` parameter. The tools are described in the system prompt, the reply
 schema goes as `Request.response_format` (each codec and server profile sends it in its own
 form), and the history is rewritten in the shape the model is asked to write: its earlier calls
-as `{"tool_calls": [...]}` replies, its earlier answers as `{"answer": ...}`, tool results as
-user text. The history itself stays neutral; only what is sent changes, as in text mode.
+as `{"call_count": n, "tool_calls": [...]}` replies, its earlier answers as calls of the
+`no_tool_fits` pseudo-tool, tool results as user text. The history itself stays neutral; only
+what is sent changes, as in text mode.
 
 Imports `toolwire.types`, `toolwire.textcalls` (the result text shared with text mode), this
 package's modules and the standard library.
@@ -19,7 +20,15 @@ from typing import Any
 
 from toolwire.constrained._loosen import PORTABLE, SchemaSupport
 from toolwire.constrained._reply import ConstrainedReply, parse_reply
-from toolwire.constrained._schema import ANSWER_KEY, CALLS_KEY, ReplySchema, reply_schema
+from toolwire.constrained._schema import (
+    ANSWER_ARGUMENT,
+    CALLS_KEY,
+    COUNT_KEY,
+    NO_TOOL,
+    ReplySchema,
+    no_tool_definition,
+    reply_schema,
+)
 from toolwire.textcalls import append_result_text, result_message_text
 from toolwire.types import (
     AssistantMessage,
@@ -42,13 +51,21 @@ SCHEMA_NAME = "tool_reply"
 
 
 def render_constrained_prompt(reply: ReplySchema) -> str:
-    """The system-prompt section that names the tools and the two reply shapes."""
-    lines = ["You can use these tools:", *(_tool_line(tool) for tool in reply.tools), ""]
-    call = f'{{"{CALLS_KEY}": [{{"name": "<tool>", "arguments": {{...}}}}]}}'
-    lines.append(f"To use tools, reply with {call}: one call for each separate thing the user asks for.")
-    if reply.answer_allowed:
-        lines.append(f'When no tool fits the request, reply with {{"{ANSWER_KEY}": "<your reply>"}} instead.')
-    return "\n".join(lines)
+    """The system-prompt section that names the tools (`no_tool_fits` first) and the reply shape.
+
+    The shape is shown with placeholders only: a small model copies a concrete example.
+    """
+    offered = [no_tool_definition(reply.no_tool), *reply.tools] if reply.answer_allowed else list(reply.tools)
+    call = '{"name": "<tool>", "arguments": {...}}'
+    shape = f'{{"{COUNT_KEY}": <n>, "{CALLS_KEY}": [<n calls like {call}>]}}'
+    return "\n".join(
+        [
+            "You can use these tools:",
+            *(_tool_line(tool) for tool in offered),
+            "",
+            f"Reply {shape} where n is the number of separate things the user asks for.",
+        ]
+    )
 
 
 def _tool_line(tool: ToolDefinition) -> str:
@@ -99,7 +116,7 @@ def _as_constrained(messages: Sequence[Message], reply: ReplySchema | None) -> l
     out: list[Message] = []
     for message in messages:
         if isinstance(message, AssistantMessage):
-            out.append(_assistant_as_json(message) if reply is not None else _assistant_as_text(message))
+            out.append(_assistant_as_json(message, reply.no_tool) if reply is not None else _assistant_as_text(message))
         elif isinstance(message, ToolResult):
             append_result_text(out, result_message_text(message))
         else:
@@ -107,9 +124,11 @@ def _as_constrained(messages: Sequence[Message], reply: ReplySchema | None) -> l
     return out
 
 
-def _assistant_as_json(message: AssistantMessage) -> AssistantMessage:
+def _assistant_as_json(message: AssistantMessage, no_tool: str = NO_TOOL) -> AssistantMessage:
     calls = [{"name": c.name, "arguments": c.arguments} for c in message.tool_calls]
-    value = {CALLS_KEY: calls} if calls else {ANSWER_KEY: message.text}
+    if not calls:
+        calls = [{"name": no_tool, "arguments": {ANSWER_ARGUMENT: message.text}}]
+    value = {COUNT_KEY: len(calls), CALLS_KEY: calls}
     return AssistantMessage(parts=[TextPart(text=json.dumps(value, ensure_ascii=False))])
 
 
@@ -123,7 +142,7 @@ def calls_from_reply(response: Response, reply: ReplySchema) -> tuple[Response, 
     Each call's `metadata["constrained"]` says how it was read (for `--debug`); a call whose
     arguments fail its tool's schema carries `metadata["arguments_error"]`.
     """
-    found = parse_reply(response.text, reply.tools)
+    found = parse_reply(response.text, reply.tools, no_tool=reply.no_tool)
     for call in found.calls:
         call.metadata["constrained"] = {"parsed": found.parsed}
     others = [p for p in response.message.parts if not isinstance(p, TextPart | ToolCall)]

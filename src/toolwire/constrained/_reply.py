@@ -1,15 +1,16 @@
 """Read a constrained reply back: the answer text, or `ToolCall`s checked against their tools.
 
-A server that enforced the schema sends exactly `{"answer": ...}` or `{"tool_calls": [...]}`.
-What else can arrive is read as well as it can be, never raised: a reply cut short by the token
-limit is repaired (and says so), a lone call object is taken as one call, anything else stays
-text. Each call's arguments are validated against its tool's own schema; a call that fails
-carries `metadata["arguments_error"]`, so the agent answers the model with an error result
-instead of running the tool (SPEC §2's rule for undecodable arguments).
+A server that enforced the schema sends exactly `{"call_count": n, "tool_calls": [n calls]}`,
+where a call of the `no_tool_fits` pseudo-tool is a final answer (its `reply`). What else can
+arrive is read as well as it can be, never raised: a reply cut short by the token limit is
+repaired (and says so), a count that does not match, a list without a count, a lone call object
+or `{"answer": ...}` are read too (not counted as parsed), anything else stays text.
 
-Identical calls repeated in one reply (same tool, same arguments) are kept once: a small model
-under a grammar tends to repeat its last call rather than close the list, and running the
-same call twice is never what was asked.
+Each call's arguments are validated against its tool's own schema; a call that fails carries
+`metadata["arguments_error"]`, so the agent answers the model with an error result instead of
+running the tool (SPEC §2's rule for undecodable arguments). Identical calls repeated in one
+reply (same tool, same arguments) are kept once: running the same call twice is never what
+was asked.
 
 Imports `toolwire.types`, `toolwire.codecs._shared` (call ids), this package's modules and the
 standard library (plus `json_repair`, lazily, for a cut reply).
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire.codecs._shared import new_call_id
-from toolwire.constrained._schema import ANSWER_KEY, CALLS_KEY
+from toolwire.constrained._schema import ANSWER_ARGUMENT, CALLS_KEY, COUNT_KEY, NO_TOOL
 from toolwire.constrained._validate import argument_errors
 from toolwire.types import ToolCall, ToolDefinition
 
@@ -50,19 +51,29 @@ class ConstrainedReply:
     notes: list[str] = field(default_factory=list)
 
 
-def parse_reply(text: str, tools: Sequence[ToolDefinition]) -> ConstrainedReply:
-    """Read `text`, a reply written under `reply_schema(tools, ...)`."""
+def parse_reply(text: str, tools: Sequence[ToolDefinition], *, no_tool: str = NO_TOOL) -> ConstrainedReply:
+    """Read `text`, a reply written under `reply_schema(tools, ...)` (whose pseudo-tool is `no_tool`)."""
     value, repaired = _load(text)
-    if isinstance(value, dict) and isinstance(value.get(ANSWER_KEY), str) and len(value) == 1:
-        return ConstrainedReply(text=value[ANSWER_KEY], parsed=not repaired, notes=_repaired(repaired))
-    items = value.get(CALLS_KEY) if isinstance(value, dict) and len(value) == 1 else None
-    if isinstance(value, dict) and {"name", "arguments"} <= value.keys():
-        items = [value]  # a lone call: the server did not hold the model to the schema
-        repaired = True
-    if not isinstance(items, list) or not items or not all(_is_call(item) for item in items):
+    if isinstance(value, dict) and isinstance(value.get("answer"), str) and len(value) == 1:
+        return ConstrainedReply(text=value["answer"], notes=["an answer object instead of the shape asked for"])
+    items, shaped = _items(value)
+    if not items or not all(_is_call(item) for item in items):
         return ConstrainedReply(text=text, notes=["the reply is not the JSON shape asked for; kept as text"])
-    calls, notes = _calls(items, {tool.name: tool for tool in tools})
-    return ConstrainedReply(text="", calls=calls, parsed=not repaired, notes=_repaired(repaired) + notes)
+    answers = [str(item["arguments"].get(ANSWER_ARGUMENT, "")) for item in items if item["name"] == no_tool]
+    calls, notes = _calls([item for item in items if item["name"] != no_tool], {t.name: t for t in tools})
+    notes = _repaired(repaired) + ([] if shaped else ["the call count is missing or does not match"]) + notes
+    return ConstrainedReply(text="\n".join(answers), calls=calls, parsed=shaped and not repaired, notes=notes)
+
+
+def _items(value: Any) -> tuple[list[Any], bool]:
+    """The call objects in a reply and whether it had exactly the shape asked for."""
+    if isinstance(value, dict) and {"name", "arguments"} <= value.keys():
+        return [value], False  # a lone call: the server did not hold the model to the schema
+    items = value.get(CALLS_KEY) if isinstance(value, dict) else None
+    if not isinstance(items, list):
+        return [], False
+    assert isinstance(value, dict)
+    return items, value.get(COUNT_KEY) == len(items) and set(value) == {COUNT_KEY, CALLS_KEY}
 
 
 def _load(text: str) -> tuple[Any, bool]:

@@ -1,16 +1,22 @@
-"""One JSON Schema for a whole reply: a final answer, or calls of the request's tools.
+"""One JSON Schema for a whole reply: how many calls, then the calls; "no tool fits" is one of them.
 
-The reply is a JSON object with exactly one key, so the model's first real choice, right
-after `{"`, is whether to answer or to call:
+    {"call_count": 2, "tool_calls": [{"name": "<a tool>", "arguments": {<its parameters>}}, {...}]}
+    {"call_count": 1, "tool_calls": [{"name": "no_tool_fits", "arguments": {"reply": "..."}}]}
 
-    {"answer": "..."}
-    {"tool_calls": [{"name": "<a tool>", "arguments": {<that tool's parameters>}}, ...]}
+Why this shape (measured on SmolLM2-135M-Instruct, bench/README.md "Constrained mode"):
 
-Each call is one alternative per tool, with `name` a constant written before `arguments`, so
-a model picks the tool first and its arguments are then held to that tool's schema. The call
-list has at least one call (an empty list would be an answer in disguise) and at most one when
-`parallel_tool_calls` is false. `tool_choice` narrows it: `none` sends no schema at all,
-`required` removes the answer, a named tool leaves only that tool's calls.
+- The count comes first, and each count is its own alternative holding exactly that many calls.
+  A small model under a grammar that lets a list go on repeats its last call instead of closing
+  the list; asked for the count first, it decides how many things the user asked for while it
+  still reads the question, and the grammar then closes the list on time.
+- A final answer is a call of the pseudo-tool `no_tool_fits`, listed with the tools. Offered a
+  separate `{"answer": ...}` object, a small model takes it for nearly every question (it is
+  what chat replies look like); choosing among tool names it matches the question to a name.
+- Within a call, `name` is a constant written before `arguments`, so the model picks the tool
+  first and its arguments are then held to that tool's schema.
+
+`tool_choice` narrows it: `none` sends no schema at all, `required` drops `no_tool_fits`, a named
+tool leaves only that tool; `parallel_tool_calls=False` leaves only the count 1.
 
 Imports only `toolwire.types`, this package's `_loosen` and the standard library.
 """
@@ -25,10 +31,23 @@ from typing import Any
 from toolwire.constrained._loosen import PORTABLE, SchemaSupport, loosen
 from toolwire.types import NamedToolChoice, ToolChoice, ToolDefinition
 
-__all__ = ["ANSWER_KEY", "CALLS_KEY", "ReplySchema", "reply_schema"]
+__all__ = [
+    "ANSWER_ARGUMENT",
+    "CALLS_KEY",
+    "COUNT_KEY",
+    "MAX_CALLS",
+    "NO_TOOL",
+    "ReplySchema",
+    "no_tool_definition",
+    "reply_schema",
+]
 
-ANSWER_KEY = "answer"
+COUNT_KEY = "call_count"
 CALLS_KEY = "tool_calls"
+NO_TOOL = "no_tool_fits"
+ANSWER_ARGUMENT = "reply"
+MAX_CALLS = 4
+"""The most calls one reply may hold unless the caller says otherwise."""
 
 logger = logging.getLogger("toolwire.constrained")
 
@@ -40,14 +59,17 @@ class ReplySchema:
     Attributes:
         schema: The JSON Schema, already cut to what the server's engine enforces.
         tools: The tools the model may call (one, with a named `tool_choice`).
-        answer_allowed: Whether a final answer without calls is allowed.
-        max_calls: At most this many calls (None: no limit).
+        answer_allowed: Whether a final answer without calls is allowed (`no_tool` is offered).
+        max_calls: At most this many calls in one reply.
+        no_tool: The name of the pseudo-tool that carries a final answer (`no_tool_fits`, unless
+            a real tool has that name).
     """
 
     schema: dict[str, Any]
     tools: tuple[ToolDefinition, ...]
     answer_allowed: bool
-    max_calls: int | None
+    max_calls: int
+    no_tool: str
 
 
 def reply_schema(
@@ -55,6 +77,7 @@ def reply_schema(
     tool_choice: ToolChoice | None = None,
     *,
     parallel_tool_calls: bool | None = None,
+    max_calls: int = MAX_CALLS,
     support: SchemaSupport = PORTABLE,
 ) -> ReplySchema | None:
     """The reply schema for a request's tools, or None when nothing is to be constrained.
@@ -65,14 +88,50 @@ def reply_schema(
     if not tools or tool_choice == "none":
         return None
     offered = _offered(tools, tool_choice)
-    max_calls = 1 if parallel_tool_calls is False else None
-    calls: dict[str, Any] = {"type": "array", "items": _call_items(offered, support), "minItems": 1}
-    if max_calls is not None:
-        calls["maxItems"] = max_calls
-    calls_reply = _one_key(CALLS_KEY, calls)
     answer_allowed = tool_choice in (None, "auto")
-    schema = {"anyOf": [_one_key(ANSWER_KEY, {"type": "string"}), calls_reply]} if answer_allowed else calls_reply
-    return ReplySchema(schema=schema, tools=tuple(offered), answer_allowed=answer_allowed, max_calls=max_calls)
+    no_tool = _free_name(NO_TOOL, {tool.name for tool in tools})
+    alternatives = [_call_schema(tool, support) for tool in offered]
+    if answer_allowed:
+        alternatives.append(_call_schema(no_tool_definition(no_tool), support))
+    items = alternatives[0] if len(alternatives) == 1 else {"anyOf": alternatives}
+    most = 1 if parallel_tool_calls is False else max(1, max_calls)
+    counts = [_counted(count, items) for count in range(1, most + 1)]
+    return ReplySchema(
+        schema=counts[0] if len(counts) == 1 else {"anyOf": counts},
+        tools=tuple(offered),
+        answer_allowed=answer_allowed,
+        max_calls=most,
+        no_tool=no_tool,
+    )
+
+
+def no_tool_definition(name: str = NO_TOOL) -> ToolDefinition:
+    """The pseudo-tool whose call is a final answer."""
+    return ToolDefinition(
+        name=name,
+        description="use this when none of the other tools fits the request",
+        parameters={
+            "type": "object",
+            "properties": {ANSWER_ARGUMENT: {"type": "string"}},
+            "required": [ANSWER_ARGUMENT],
+        },
+    )
+
+
+def _free_name(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _counted(count: int, items: dict[str, Any]) -> dict[str, Any]:
+    calls = {"type": "array", "items": items, "minItems": count, "maxItems": count}
+    return {
+        "type": "object",
+        "properties": {COUNT_KEY: {"const": count}, CALLS_KEY: calls},
+        "required": [COUNT_KEY, CALLS_KEY],
+        "additionalProperties": False,
+    }
 
 
 def _offered(tools: Sequence[ToolDefinition], tool_choice: ToolChoice | None) -> list[ToolDefinition]:
@@ -88,11 +147,6 @@ def _offered(tools: Sequence[ToolDefinition], tool_choice: ToolChoice | None) ->
     return chosen
 
 
-def _call_items(tools: Sequence[ToolDefinition], support: SchemaSupport) -> dict[str, Any]:
-    alternatives = [_call_schema(tool, support) for tool in tools]
-    return alternatives[0] if len(alternatives) == 1 else {"anyOf": alternatives}
-
-
 def _call_schema(tool: ToolDefinition, support: SchemaSupport) -> dict[str, Any]:
     arguments, notes = loosen(tool.parameters or {"type": "object", "properties": {}}, support)
     for note in notes:
@@ -105,7 +159,3 @@ def _call_schema(tool: ToolDefinition, support: SchemaSupport) -> dict[str, Any]
         "required": ["name", "arguments"],
         "additionalProperties": False,
     }
-
-
-def _one_key(key: str, value: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": {key: value}, "required": [key], "additionalProperties": False}

@@ -1,9 +1,10 @@
 """The answer text of a constrained reply, as its JSON streams in.
 
-In constrained mode the model writes `{"answer": "..."}` or `{"tool_calls": [...]}`. A final
-answer should reach the user as it is written, not when the JSON closes: `AnswerStream` is fed
-the reply's text deltas and returns the answer's new characters, JSON escapes decoded (an escape
-or a surrogate pair split across deltas is held back until whole). A reply that turns out to be
+In constrained mode a final answer is one call of the `no_tool_fits` pseudo-tool:
+`{"call_count": 1, "tool_calls": [{"name": "no_tool_fits", "arguments": {"reply": "..."}}]}`.
+It should reach the user as it is written, not when the JSON closes: `AnswerStream` is fed the
+reply's text deltas and returns the reply's new characters, JSON escapes decoded (an escape or a
+surrogate pair split across deltas is held back until whole). A reply that turns out to be
 calls yields nothing; its calls are read whole at the end (`parse_reply`). Pure: no I/O.
 """
 
@@ -12,10 +13,29 @@ from __future__ import annotations
 import json
 import re
 
+from toolwire.constrained._schema import ANSWER_ARGUMENT, CALLS_KEY, COUNT_KEY, NO_TOOL
+
 __all__ = ["AnswerStream"]
 
-# The opening a streamed answer has, token by token; whitespace may sit between any two.
-_OPENING = ("{", '"answer"', ":", '"')
+
+def _opening(no_tool: str) -> tuple[str, ...]:
+    """The tokens before a streamed answer's text; whitespace may sit between any two."""
+    call = (
+        "{",
+        '"name"',
+        ":",
+        json.dumps(no_tool),
+        ",",
+        '"arguments"',
+        ":",
+        "{",
+        json.dumps(ANSWER_ARGUMENT),
+        ":",
+        '"',
+    )
+    return ("{", json.dumps(COUNT_KEY), ":", "1", ",", json.dumps(CALLS_KEY), ":", "[", *call)
+
+
 _WS = " \t\r\n"
 # A tail that may be an unfinished escape: a backslash, `\u` with up to 3 hex digits, or a whole
 # high surrogate (`\ud800`-`\udbff`) whose low half may follow in the next delta.
@@ -25,9 +45,10 @@ _UNFINISHED_ESCAPE = re.compile(r"(?:\\u[dD][89abAB][0-9a-fA-F]{2}(?:\\u?[0-9a-f
 class AnswerStream:
     """Feed it text deltas; it returns the answer's text as it arrives, and nothing for calls."""
 
-    __slots__ = ("_pending", "_state", "_token", "_token_pos")
+    __slots__ = ("_opening", "_pending", "_state", "_token", "_token_pos")
 
-    def __init__(self) -> None:
+    def __init__(self, no_tool: str = NO_TOOL) -> None:
+        self._opening = _opening(no_tool)
         self._state = "opening"  # opening -> answer -> done, or opening -> other
         self._token = 0
         self._token_pos = 0
@@ -47,9 +68,9 @@ class AnswerStream:
         return self._decode(self._pending + delta)
 
     def _open(self, delta: str) -> str:
-        """Consume the opening `{"answer": "`; return what follows it (or "" while not yet there)."""
+        """Consume the answer's opening; return what follows it (or "" while not yet there)."""
         for i, char in enumerate(delta):
-            token = _OPENING[self._token]
+            token = self._opening[self._token]
             if self._token_pos == 0 and char in _WS:
                 continue
             if char != token[self._token_pos]:
@@ -58,7 +79,7 @@ class AnswerStream:
             self._token_pos += 1
             if self._token_pos == len(token):
                 self._token, self._token_pos = self._token + 1, 0
-                if self._token == len(_OPENING):
+                if self._token == len(self._opening):
                     self._state = "answer"
                     return delta[i + 1 :]
         return ""
