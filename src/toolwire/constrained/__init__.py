@@ -15,7 +15,7 @@ small model's reply parses, and its calls are valid by construction:
   text while the reply still streams.
 
 Pure conversion, no I/O. Imports `toolwire.types`, `toolwire.schema`, `toolwire.textcalls`,
-`toolwire.codecs._shared` and the standard library (plus `jsonschema` and `json_repair`,
+`toolwire.codecs.common` and the standard library (plus `jsonschema` and `json_repair`,
 lazily). Never imports a codec module.
 """
 

@@ -12,7 +12,7 @@ running the tool (SPEC §2's rule for undecodable arguments). Identical calls re
 reply (same tool, same arguments) are kept once: running the same call twice is never what
 was asked.
 
-Imports `toolwire.types`, `toolwire.codecs._shared` (call ids), this package's modules and the
+Imports `toolwire.types`, `toolwire.codecs.common` (call ids), this package's modules and the
 standard library (plus `json_repair`, lazily, for a cut reply).
 """
 
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolwire.codecs._shared import new_call_id
+from toolwire.codecs.common.ids import new_call_id
 from toolwire.constrained._schema import ANSWER_ARGUMENT, CALLS_KEY, COUNT_KEY, NO_TOOL
 from toolwire.constrained._validate import argument_errors
 from toolwire.types import ToolCall, ToolDefinition
