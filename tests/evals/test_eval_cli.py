@@ -140,6 +140,8 @@ def test_every_mode_scores_the_same_answers_the_same(tmp_path: Path, mode: str) 
     assert results["parallel_0"]["correct"] and results["irrelevance_0"]["calls"] == []
     assert (report["tool_mode"], report["seed"], report["max_tokens"]) == (mode, 0, 512)
     assert all(r["latency_s"] > 0 for r in report["results"])
+    assert report["model_s"] == pytest.approx(sum(r["latency_s"] for r in report["results"]))
+    assert report["harness_overhead"] == pytest.approx(report["harness_cpu_s"] / report["model_s"])
     assert "simple_python" in done.stdout and "80 %" in done.stdout
     bodies = [r.body for r in server.requests]
     assert all(b["temperature"] == 0 and b["seed"] == 0 and b["max_completion_tokens"] == 512 for b in bodies)
