@@ -128,7 +128,7 @@ def markdown(reports: dict[str, dict[str, Any]]) -> str:
     for mode, report in reports.items():
         lines.append(
             f"- {mode}: {report['wall_s']:.0f} s in all, harness CPU {report['harness_cpu_s']:.2f} s "
-            f"= {100 * report['harness_overhead']:.1f} % of the model's {report['model_s']:.0f} s"
+            f"= {100 * report['harness_overhead']:.3f} % of the model's {report['model_s']:.0f} s"
         )
     return "\n".join(lines)
 
@@ -140,12 +140,16 @@ def main() -> int:
     parser.add_argument("--modes", default="native,text,auto,constrained")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--report", action="store_true", help="no runs: table and chart from bench/results")
     args = parser.parse_args()
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     categories = args.categories.split(",")
     reports: dict[str, dict[str, Any]] = {}
     for mode in args.modes.split(","):
+        if args.report:
+            reports[mode] = json.loads((out / f"bfcl-{mode}.json").read_text())
+            continue
         with llama_server(SERVER_FORMAT[mode], args.threads, out / f"server-{mode}.log") as base:
             report = asyncio.run(run_mode(base, mode, categories, args.limit, args.seed))  # type: ignore[arg-type]
         (out / f"bfcl-{mode}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
