@@ -14,7 +14,7 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["DEFAULT_HEADER_TIMEOUT", "HeaderDeadline", "header_deadline_protocol"]
+__all__ = ["DEFAULT_HEADER_TIMEOUT", "H11HeaderDeadlineProtocol", "HeaderDeadline", "header_deadline_protocol"]
 
 DEFAULT_HEADER_TIMEOUT = 15.0
 """Seconds a client has to send a request's headers (from connecting, or the end of the last reply)."""
@@ -71,13 +71,28 @@ class HeaderDeadline:
             self.transport.close()
 
 
+class H11HeaderDeadlineProtocol(HeaderDeadline, H11Protocol):
+    """uvicorn's h11 protocol with the header deadline."""
+
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # httptools is not installed: uvicorn would use h11 too
+    _BEST: type[Any] = H11HeaderDeadlineProtocol
+else:
+
+    class HttpToolsHeaderDeadlineProtocol(HeaderDeadline, HttpToolsProtocol):
+        """uvicorn's httptools protocol with the header deadline."""
+
+    _BEST = HttpToolsHeaderDeadlineProtocol
+
+
 def header_deadline_protocol(header_timeout: float = DEFAULT_HEADER_TIMEOUT) -> type[Any]:
-    """The protocol class for `uvicorn.Config(http=...)`, with its own header deadline."""
-    base: type[Any] = H11Protocol
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-    except ImportError:  # httptools is not installed: uvicorn would use h11 too
-        pass
-    else:
-        base = HttpToolsProtocol
-    return type("HeaderDeadlineProtocol", (HeaderDeadline, base), {"header_timeout": header_timeout})
+    """The protocol class for `uvicorn.Config(http=...)`, with its own header deadline.
+
+    The default deadline's class is a module-level one, so `--workers N` can pickle the config
+    for its worker processes; another deadline makes a subclass (one process only).
+    """
+    if header_timeout == DEFAULT_HEADER_TIMEOUT:
+        return _BEST
+    return type("HeaderDeadlineProtocol", (_BEST,), {"header_timeout": header_timeout})
