@@ -200,3 +200,18 @@ def test_reasoning_with_no_provider_is_rendered_in_every_protocol(codec: str) ->
             ("ThinkingPart", "thinking hard"),
             ("TextPart", "hi"),
         ]
+
+
+def test_argument_repair_is_capped_far_below_what_holds_a_loop_and_raw_newlines_parse_in_linear_time() -> None:
+    from toolwire.codecs.common.arguments import MAX_REPAIR_CHARS, parse_arguments
+
+    assert MAX_REPAIR_CHARS == 8 * 1024
+    broken = "{'x': [" + "{'y': 1, " * 2000  # 18 KB of unclosed braces: json-repair took ~1.5 s on such
+    arguments, metadata = parse_arguments(broken + "'z'}")
+    assert (arguments, metadata["arguments_error"][:76]) == (
+        {},
+        "the arguments are not valid JSON (18011 characters, too long to repair): \"{'",
+    )
+    text = "line one\nline\ttwo\n" * 4000  # a file's text with raw newlines: the usual long fault
+    raw = '{"path": "a.txt", "content": "' + text + '"}'
+    assert parse_arguments(raw) == ({"path": "a.txt", "content": text}, {"raw_arguments": raw})

@@ -66,6 +66,7 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
         import uvicorn
 
         from toolwire.gateway import create_app, gateway_keys
+        from toolwire.gateway._slow_clients import header_deadline_protocol
     except ModuleNotFoundError as exc:
         raise UsageError(f"toolwire serve needs {exc.name}; install it with: pip install 'toolwire[serve]'") from None
     config = load_config(settings.config_path)
@@ -85,6 +86,7 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
         "access_log": False,
         "log_level": "warning",
         "timeout_graceful_shutdown": args.drain_timeout,
+        "http": header_deadline_protocol(),  # slow-header clients are cut off; see gateway/_slow_clients
     }
     # uvicorn drains on SIGTERM, then raises the signal again for whoever handled it before:
     # a handler that does nothing makes a drained shutdown exit 0.

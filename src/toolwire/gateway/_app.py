@@ -11,7 +11,6 @@ extra) and the gateway's own modules.
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import os
 import signal
@@ -33,6 +32,13 @@ from starlette.types import Message, Receive, Scope, Send
 from toolwire.codecs.common.wire import dumps
 from toolwire.gateway._errors import GatewayError, classify
 from toolwire.gateway._exchange import Exchange, Start, serve_exchange
+from toolwire.gateway._limits import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES,
+    BodyLimits,
+    parse_json,
+    read_body,
+)
 from toolwire.gateway._metrics import Outcome, gateway_metrics
 from toolwire.gateway._protocols import PROTOCOLS, frame
 from toolwire.gateway._protocols import Protocol as WireProtocol
@@ -63,10 +69,11 @@ def gateway_keys(value: str | None = None) -> list[str]:
 class _Gateway:
     """The state one app holds: the routes (with their pooled clients), the keys, the metrics."""
 
-    def __init__(self, router: Router, keys: Sequence[str], debug: bool) -> None:
+    def __init__(self, router: Router, keys: Sequence[str], debug: bool, limits: BodyLimits | None = None) -> None:
         self.router = router
         self._keys = [k.encode() for k in keys]
         self.debug = debug
+        self.limits = limits if limits is not None else BodyLimits()
         self.metrics = gateway_metrics()
         self.draining = False
 
@@ -109,7 +116,7 @@ class _Gateway:
     async def _exchange(self, request: Request, protocol: WireProtocol, path_model: str | None) -> Exchange:
         if not self.authorized(request):
             raise GatewayError(401, "Missing or wrong gateway key: send one of TOOLWIRE_GATEWAY_KEYS as the API key.")
-        raw = await request.body()
+        raw = await read_body(request, self.limits)
         body = _parse_body(raw, protocol)
         model = path_model if path_model is not None else body["model"]
         route = self.router.find(model)
@@ -119,10 +126,7 @@ class _Gateway:
 
 
 def _parse_body(raw: bytes, protocol: WireProtocol) -> dict[str, Any]:
-    try:
-        body = json.loads(raw)
-    except ValueError as exc:
-        raise GatewayError(400, f"The request body is not valid JSON ({exc}); send a JSON object.") from None
+    body = parse_json(raw)
     if not isinstance(body, dict):
         raise GatewayError(400, f"The request body must be a JSON object, got {type(body).__name__}.")
     for name, kind in protocol.required.items():
@@ -317,6 +321,8 @@ def create_app(
     *,
     keys: Sequence[str] | None = None,
     debug: bool = False,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> Starlette:
     """The gateway as an ASGI app, for `uvicorn` or embedding.
 
@@ -324,8 +330,12 @@ def create_app(
         config: `toolwire.config.Config` (its `[[route]]` tables) or a sequence of routes.
         keys: The keys clients must present; default `TOOLWIRE_GATEWAY_KEYS` (none: no check).
         debug: Log request and reply bodies at DEBUG (never headers, so never a key).
+        max_body_bytes: The largest request body accepted (413 beyond it, before it is held whole).
+        body_timeout: Seconds a client has to send its body (408 after).
     """
-    gateway = _Gateway(Router(_routes_of(config)), gateway_keys() if keys is None else list(keys), debug)
+    keys = gateway_keys() if keys is None else list(keys)
+    limits = BodyLimits(max_body_bytes, body_timeout)
+    gateway = _Gateway(Router(_routes_of(config)), keys, debug, limits)
 
     def endpoint(name: str) -> Any:
         protocol = PROTOCOLS[name]
@@ -434,7 +444,7 @@ async def _count_tokens(gateway: _Gateway, request: Request) -> Any:
     if not gateway.authorized(request):
         return _error_response(protocol, GatewayError(401, "Missing or wrong gateway key."))
     try:
-        body = _parse_body(await request.body(), protocol)
+        body = _parse_body(await read_body(request, gateway.limits), protocol)
         gateway.router.find(body["model"])
         return JSONResponse({"input_tokens": estimate_tokens(body)})
     except GatewayError as error:

@@ -49,7 +49,7 @@ _MODELED = {
     "gemini": frozenset({"contents", "tools", "toolConfig"}),
     "anthropic": frozenset({"system", "tools"}),
     "openai-responses": frozenset({"tools"}),
-    "openai": frozenset({"tools"}),
+    "openai": frozenset({"tools", "max_tokens", "max_completion_tokens"}),  # the caller's spelling of max_tokens
 }
 # Fields whose `extra` value holds only what the neutral form left out of them (name those parts).
 _PARTIAL = {"gemini": frozenset({"generationConfig"})}
@@ -274,8 +274,8 @@ async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
                 if chunk := relay.feed(event):
                     yield chunk
             yield relay.finish()
-        except ToolwireError as exc:
-            error = classify(exc)
+        except (ToolwireError, ValueError) as exc:
+            error = classify(exc) if isinstance(exc, ToolwireError) else _unsendable(ex, exc)
             ex.failures.append((ex.target.target, error.status))
             logger.warning("upstream failed mid-stream (%s): %s", ex.target.target, error.message)
             yield relay.error(error.status, error.message)
@@ -290,9 +290,18 @@ async def _whole_reply(ex: Exchange, response: Response) -> AsyncIterator[Start 
     response = with_namespaces(response, namespaced_tools(ex.protocol.name, ex.body))
     response, dropped = pack_response(client_view(response, ex.model, ex.foreign), ex.protocol.name)
     ex.dropped.extend(dropped)
-    body = get_codec(ex.protocol.name).encode_response(response)
+    try:
+        data = dumps(get_codec(ex.protocol.name).encode_response(response)).encode()
+    except ValueError as exc:  # a lone surrogate, say: the upstream's fault, never the client's
+        raise _unsendable(ex, exc) from None
     yield Start(200, _headers(ex, "application/json"))
-    yield dumps(body).encode()
+    yield data
+
+
+def _unsendable(ex: Exchange, exc: ValueError) -> GatewayError:
+    return GatewayError(
+        502, f"The upstream's reply cannot be sent as a {ex.protocol.name} reply ({exc}); retry, or ask the upstream."
+    )
 
 
 def _headers(ex: Exchange, media_type: str) -> dict[str, str]:

@@ -21,12 +21,13 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("toolwire.mcp needs the official MCP SDK: pip install 'toolwire[mcp]'.") from exc
 
-from toolwire.mcp._client import DEFAULT_CALL_TIMEOUT, MCPServer, MCPServerError
+from toolwire.mcp._client import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MCPServer, MCPServerError
 from toolwire.mcp._group import MCPServers, open_servers
 from toolwire.mcp._mapping import result_value, tool_risk
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_START_TIMEOUT",
     "MCPServer",
     "MCPServerError",
     "MCPServers",

@@ -2,8 +2,10 @@
 
 `exec` is not confined to the root: the command runs with the user's rights and can touch
 anything they can. That is why it is a high-risk tool that a person (or `--yes`) approves.
-When the command ends, times out or is cancelled, everything it started is stopped: its
-process group, and any process (a daemon in its own session, say) still holding its output.
+When the command ends, times out or is cancelled, everything it started is stopped: it runs
+under a supervisor (`_supervisor.py`) that every orphan is reparented to and that kills all
+its descendants, daemons included; then the process group and any process still holding the
+output are killed too, for a platform where the supervisor cannot see its descendants.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from pathlib import Path
 
 from toolwire.stdtools._paths import ROOT
@@ -36,8 +39,8 @@ async def exec_command(command: str, timeout: float = 60.0, root: Path = Depends
         raise ToolError("The command is empty; give a shell command line.")
     if not 0 < timeout <= _MAX_TIMEOUT:
         raise ToolError(f"timeout must be between 0 and {_MAX_TIMEOUT:g} seconds, got {timeout!r}.")
-    process = await asyncio.create_subprocess_shell(
-        command,
+    process = await asyncio.create_subprocess_exec(
+        *_supervised(command),
         cwd=root.resolve(),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
@@ -47,7 +50,7 @@ async def exec_command(command: str, timeout: float = 60.0, root: Path = Depends
     try:
         output, timed_out = await _collect(process, timeout)
     except asyncio.CancelledError:
-        _kill_all(process)
+        await _stop(process)
         await process.wait()
         raise
     text = _cap(output.decode("utf-8", errors="replace"))
@@ -72,7 +75,7 @@ async def _collect(process: asyncio.subprocess.Process, timeout: float) -> tuple
     except TimeoutError:
         timed_out = True
     finally:
-        _kill_all(process)
+        await _stop(process)
         try:
             await asyncio.wait_for(asyncio.shield(reader), _DRAIN_SECONDS)
         except TimeoutError:
@@ -90,6 +93,7 @@ async def _exited(process: asyncio.subprocess.Process) -> None:
 
 
 _DRAIN_SECONDS = 5.0  # after the kills the pipe ends at once; this only bounds a process we could not find
+_STOP_SECONDS = 10.0  # the supervisor's clean-up takes milliseconds; this only bounds a stuck one
 
 
 class _Output:
@@ -112,6 +116,25 @@ class _Output:
 
     def bytes(self) -> bytes:
         return bytes(self.head + self.tail)
+
+
+def _supervised(command: str) -> list[str]:
+    """The command line that runs `command` in a shell under `_supervisor.py` (see there why)."""
+    return [sys.executable, "-I", "-S", str(Path(__file__).with_name("_supervisor.py")), command]
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """Have the supervisor stop everything the command started, then kill whatever is left.
+
+    SIGTERM first: the supervisor knows every descendant, daemons included. The kills after
+    are for a supervisor that could not clean up in time (or a platform without `/proc`).
+    """
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(_exited(process), _STOP_SECONDS)
+    _kill_all(process)
 
 
 def _kill_all(process: asyncio.subprocess.Process) -> None:

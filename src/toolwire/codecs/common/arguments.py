@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["MAX_ARGUMENT_DEPTH", "MAX_REPAIR_CHARS", "parse_arguments"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "MAX_REPAIR_CHARS", "depth_exceeds", "parse_arguments"]
 
 
 MAX_ARGUMENT_DEPTH = 64
 """Deeper argument objects are refused: no tool needs them, and recursion over them can crash."""
 
 
-MAX_REPAIR_CHARS = 64 * 1024
-"""json-repair's cost grows faster than linearly; longer broken arguments are refused, not repaired."""
+MAX_REPAIR_CHARS = 8 * 1024
+"""json-repair costs up to ~100 µs a character, on whatever loop decodes the reply (a gateway's,
+say): longer broken arguments are refused, not repaired. Raw control characters in strings, the
+usual fault of long arguments (a file's text), are accepted in linear time before that."""
 
 
 def parse_arguments(raw: Any, *, repair_cut: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -51,12 +53,12 @@ def parse_arguments(raw: Any, *, repair_cut: bool = False) -> tuple[dict[str, An
 
 
 def _bounded(value: dict[str, Any], raw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    if _depth_exceeds(value, MAX_ARGUMENT_DEPTH):
+    if depth_exceeds(value, MAX_ARGUMENT_DEPTH):
         return {}, {"raw_arguments": raw, "arguments_error": _too_deep()}
     return value, {}
 
 
-def _depth_exceeds(value: Any, limit: int) -> bool:
+def depth_exceeds(value: Any, limit: int) -> bool:
     """Whether containers nest deeper than `limit` (iterative: deep input cannot crash it)."""
     stack = [(value, 1)]
     while stack:
@@ -75,6 +77,13 @@ def _too_deep() -> str:
 
 
 def _repair_arguments(raw: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    try:
+        lenient: Any = json.loads(raw, strict=False)  # raw newlines and tabs inside strings: linear
+    except (ValueError, RecursionError):
+        lenient = None
+    if isinstance(lenient, dict):
+        arguments, metadata = _bounded(lenient, raw)
+        return arguments, metadata or {"raw_arguments": raw}
     if len(raw) > MAX_REPAIR_CHARS:
         return {}, {
             "raw_arguments": raw,
@@ -90,7 +99,7 @@ def _repair_arguments(raw: str) -> tuple[dict[str, Any], dict[str, Any]]:
     if (
         isinstance(value, dict)
         and (value or raw.strip().startswith("{"))
-        and not _depth_exceeds(value, MAX_ARGUMENT_DEPTH)
+        and not depth_exceeds(value, MAX_ARGUMENT_DEPTH)
     ):
         return value, {"raw_arguments": raw}
     return {}, {

@@ -28,6 +28,8 @@ class OpenAICodec:
     """
 
     name = NAME
+    respelled = frozenset({"max_tokens", "max_completion_tokens"})
+    """`extra` keys that only keep the caller's spelling of `max_tokens`, for an exact round trip."""
 
     def __init__(self, profile: OpenAIProfile = PROFILES["openai"]) -> None:
         self.profile = profile
