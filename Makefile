@@ -13,6 +13,8 @@ $(VENV)/.base: pyproject.toml
 
 $(VENV)/.dev: $(VENV)/.base
 	$(PY) -m pip install -q -e '.[dev,cli,serve,mcp]'
+	# BFCL's questions and answers for toolwire eval and tests/evals: only its data files are read.
+	$(PY) -m pip install -q --no-deps bfcl-eval==2026.3.23
 	$(PY) -m pip install -q -e '.[ray]' || echo "Ray could not be installed here: the Ray batch tests will skip"
 	touch $@
 

@@ -306,7 +306,7 @@ USAGE_ERRORS = [
         ["frobnicate"],
         2,
         "toolwire: error: argument COMMAND: invalid choice: 'frobnicate' (choose from 'chat', 'run', 'tools', "
-        "'convert', 'batch', 'serve', 'mcp-server') (see toolwire --help)",
+        "'convert', 'batch', 'serve', 'mcp-server', 'eval') (see toolwire --help)",
     ),
     (
         ["run", "--max-tool-turns", "-3", "hi"],

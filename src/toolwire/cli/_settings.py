@@ -72,12 +72,14 @@ def resolve(args: argparse.Namespace, config: Config) -> Settings:
         source = f" (from {config.path})" if args.provider is None and config.path else ""
         raise UsageError(f"Unknown provider {name!r}{source}; use one of: {', '.join(known_providers())}.")
     agent = config.agent
+    if args.tool_mode == "constrained" and getattr(args, "command", None) != "eval":
+        raise UsageError("--tool-mode constrained is only in `toolwire eval` so far; use native, text or auto here.")
     return Settings(
         provider=name,
         model=args.model or section.model,
         base_url=args.base_url or section.base_url,
         api_key_env=section.api_key_env,
-        tool_mode=args.tool_mode or agent.tool_mode,
+        tool_mode=agent.tool_mode if args.tool_mode in (None, "constrained") else args.tool_mode,
         max_tool_turns=agent.max_tool_turns if args.max_tool_turns is None else args.max_tool_turns,
         output_budget_chars=agent.output_budget_chars,
         system_prompt=agent.system_prompt,
