@@ -118,9 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     from toolwire.cli._mcp import add_mcp_flag, add_mcp_server_command
 
-    add_mcp_flag(command("chat", "talk to the agent; it asks before each high-risk tool call unless --yes"))
+    chat = command("chat", "talk to the agent; it asks before each high-risk tool call unless --yes")
+    add_mcp_flag(chat)
+    _add_tool_choice(chat)
     run = command("run", "run one task and print the answer (tool calls are shown on stderr)")
     add_mcp_flag(run)
+    _add_tool_choice(run)
     run.add_argument("prompt", nargs="+", metavar="PROMPT", help="the task; '-' reads it from stdin")
     run.add_argument("--json", action="store_true", help="print the whole run result as JSON")
     run.add_argument("--no-stream", action="store_true", help="ask for whole replies (for servers that stream badly)")
@@ -138,6 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=_count, default=1, metavar="N", help="worker processes (default: 1)")
     add_mcp_server_command(command("mcp-server", "serve the standard tools to MCP clients (stdio, or --http PORT)"))
     return parser
+
+
+def _add_tool_choice(parser: argparse.ArgumentParser) -> None:
+    help = (
+        "auto, none, required or a tool's name; required and a name force the first turn of each "
+        "prompt, later turns send auto (default: the provider's own)"
+    )
+    parser.add_argument("--tool-choice", metavar="CHOICE", default=None, help=help)
 
 
 def _add_batch(parser: argparse.ArgumentParser) -> None:

@@ -57,6 +57,7 @@ class Settings:
     copilot_wire_api: str | None = None
     copilot_record: Path | None = None
     mcp_servers: tuple[McpServerSettings, ...] = ()
+    tool_choice: str | None = None
 
 
 def known_providers() -> list[str]:
@@ -84,6 +85,7 @@ def resolve(args: argparse.Namespace, config: Config) -> Settings:
         yes=bool(args.yes),
         config_path=config.path,
         mcp_servers=(*config.mcp, *_mcp_flags(args)),
+        tool_choice=getattr(args, "tool_choice", None),
         **_copilot(args, section, name),
     )
 
