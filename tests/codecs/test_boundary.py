@@ -152,7 +152,7 @@ def test_duplicate_call_ids_in_one_reply_are_made_unique_the_same_way(codec: str
     response = Response(message=AssistantMessage(parts=list(calls)), stop_reason=StopReason.TOOL_USE)
     decoded = get_codec(codec).decode_response(get_codec(codec).encode_response(response))
     if codec == "gemini":  # Gemini ids are echoed only when Gemini issued them: check the neutral rule directly
-        from toolwire.codecs._guard import unique_reply_ids
+        from toolwire.codecs.common.guard import unique_reply_ids
 
         decoded = unique_reply_ids(response)
     assert [(c.id, c.arguments) for c in decoded.tool_calls] == [

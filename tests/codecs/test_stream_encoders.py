@@ -20,7 +20,7 @@ from tests.sdk_types import assert_sdk_exact
 from tests.strategies import CODECS, json_objects, names, texts
 from toolwire import AssistantMessage, Response, StopReason, TextPart, ThinkingPart, ToolCall, Usage
 from toolwire.codecs import get_codec
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 from toolwire.types import AssistantPart, Done, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 
 call_ids = st.from_regex(r"call_[a-zA-Z0-9]{4,12}", fullmatch=True)

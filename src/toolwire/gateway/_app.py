@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route as HttpRoute
 from starlette.types import Receive, Scope, Send
 
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 from toolwire.gateway._errors import GatewayError, classify
 from toolwire.gateway._exchange import Exchange, Start, serve_exchange
 from toolwire.gateway._protocols import PROTOCOLS, frame

@@ -24,7 +24,8 @@ from typing import Any, cast
 
 from toolwire.client import Client
 from toolwire.codecs import get_codec
-from toolwire.codecs._shared import collect_degradations, dumps
+from toolwire.codecs.common.degradations import collect_degradations
+from toolwire.codecs.common.wire import dumps
 from toolwire.errors import BadRequestError, ToolwireError
 from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._errors import GatewayError, classify

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.codecs._gemini_stream import NAME, _encode_usage, _wire_call_id, _wire_finish_reason, gemini_metadata
-from toolwire.codecs._stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
+from toolwire.codecs.common.stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
+from toolwire.codecs.gemini.fields import NAME, encode_usage, gemini_metadata, wire_call_id, wire_finish_reason
 from toolwire.types import AssistantPart, Done, Response, StreamEvent, TextPart, ThinkingPart, ToolCall
 
 __all__ = ["GeminiStreamEncoder"]
@@ -71,10 +71,10 @@ class GeminiStreamEncoder(SegmentedEncoder):
         return []
 
     def end(self, response: Response) -> list[WireEvent]:
-        candidate = {"finishReason": _wire_finish_reason(response), "index": 0}
+        candidate = {"finishReason": wire_finish_reason(response), "index": 0}
         body: dict[str, Any] = {"candidates": [candidate]}
         if response.usage is not None:
-            body["usageMetadata"] = _encode_usage(response.usage)
+            body["usageMetadata"] = encode_usage(response.usage)
         return [WireEvent(body | self._meta())]
 
     def _send_call(
@@ -86,7 +86,7 @@ class GeminiStreamEncoder(SegmentedEncoder):
 
     def _call_id(self, call: ToolCall, issued: Any) -> str | None:
         if self.reply is not None:  # rendering a known reply: the id as the whole body gives it
-            return _wire_call_id(self.reply, call)
+            return wire_call_id(self.reply, call)
         return issued if isinstance(issued, str) else call.id
 
     def _with_signature(self, out: list[WireEvent], signature: Any, fields: dict[str, Any]) -> list[WireEvent]:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from toolwire.codecs._openai_messages import NAME, REASONING_FIELDS, is_refusal
-from toolwire.codecs._openai_replies import _REPLY_REASONING, _encode_usage, _finish_reason
-from toolwire.codecs._shared import dumps
-from toolwire.codecs._stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
+from toolwire.codecs.common.stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
+from toolwire.codecs.common.wire import dumps
+from toolwire.codecs.openai.messages import NAME, REASONING_FIELDS, is_refusal
+from toolwire.codecs.openai.replies import REPLY_REASONING_FIELD, encode_usage, finish_reason
 from toolwire.types import AssistantPart, Response, TextPart, ThinkingPart, ToolCall
 
 __all__ = ["OpenAIStreamEncoder"]
@@ -57,7 +57,7 @@ class OpenAIStreamEncoder(SegmentedEncoder):
         if segment.kind == "thinking":
             opaque = part.metadata.get(NAME) if part is not None else None
             field = opaque.get("field") if isinstance(opaque, dict) else None
-            return [self._chunk({field if field in REASONING_FIELDS else _REPLY_REASONING: text})]
+            return [self._chunk({field if field in REASONING_FIELDS else REPLY_REASONING_FIELD: text})]
         return [self._chunk({"tool_calls": [{"index": segment.call_index, "function": {"arguments": text}}]})]
 
     def close(self, segment: Segment) -> list[WireEvent]:
@@ -74,8 +74,8 @@ class OpenAIStreamEncoder(SegmentedEncoder):
         return []
 
     def end(self, response: Response) -> list[WireEvent]:
-        out = [self._chunk({}, _finish_reason(response))]
-        usage = _encode_usage(response.usage)
+        out = [self._chunk({}, finish_reason(response))]
+        usage = encode_usage(response.usage)
         if usage is not None:
             out.append(WireEvent({**self._head, "choices": [], "usage": usage}))
         return out

@@ -1,9 +1,7 @@
 """Conversation history as OpenAI Chat Completions `messages`, in both directions.
 
-Part of the `openai` codec (`_openai.py` owns the request body, `_openai_replies.py` the
-replies). Targets the Chat Completions API as typed by openai-python 3.x
-(`types/chat/chat_completion_*_message_param.py`). Imports only the neutral types and
-`_shared`; never another codec.
+Shared by the `openai` codec's request and reply rooms. Targets the Chat Completions API as
+typed by openai-python 3.x (`types/chat/chat_completion_*_message_param.py`).
 
 Two facts shape this module:
 
@@ -23,15 +21,9 @@ import json
 import re
 from typing import Any, assert_never
 
-from toolwire.codecs._shared import (
-    derived_call_id,
-    dumps,
-    error_payload,
-    parse_arguments,
-    read_error_payload,
-    require_dict,
-    sniff_image_type,
-)
+from toolwire.codecs.common.arguments import parse_arguments
+from toolwire.codecs.common.ids import derived_call_id
+from toolwire.codecs.common.wire import dumps, error_payload, read_error_payload, require_dict, sniff_image_type
 from toolwire.errors import CodecError
 from toolwire.types import (
     AssistantMessage,

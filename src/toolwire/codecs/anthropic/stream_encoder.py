@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.codecs._anthropic import _encode_reply_part, _encode_usage, _reply_input, _wire_stop_reason
-from toolwire.codecs._anthropic_requests import NAME
-from toolwire.codecs._shared import dumps
-from toolwire.codecs._stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
+from toolwire.codecs.anthropic.replies import encode_reply_part, encode_usage, reply_input, wire_stop_reason
+from toolwire.codecs.anthropic.requests import NAME
+from toolwire.codecs.common.stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
+from toolwire.codecs.common.wire import dumps
 from toolwire.types import AssistantPart, Response, TextPart, ThinkingPart, ToolCall
 
 __all__ = ["AnthropicStreamEncoder"]
@@ -46,7 +46,7 @@ class AnthropicStreamEncoder(SegmentedEncoder):
             message["usage"] = {"input_tokens": 0, "output_tokens": 0}  # a relay learns them at the end
         elif usage is not None:  # what Anthropic reports at the start: the input, a token of output
             output = usage.output_tokens
-            message["usage"] = _encode_usage(usage) | {"output_tokens": min(output, 1) if output is not None else None}
+            message["usage"] = encode_usage(usage) | {"output_tokens": min(output, 1) if output is not None else None}
             message["usage"].pop("output_tokens_details", None)
         return [_event({"type": "message_start", "message": message}), _event({"type": "ping"})]
 
@@ -80,21 +80,21 @@ class AnthropicStreamEncoder(SegmentedEncoder):
                     out.append(self._delta(segment, {"type": "signature_delta", "signature": part.signature}))
                 return out
             case ToolCall() if not segment.text:
-                raw = _reply_input(part)
+                raw = reply_input(part)
                 return self.more(segment, raw if isinstance(raw, str) else (dumps(raw) if raw else ""))
         return []
 
     def whole(self, segment: Segment, part: AssistantPart) -> list[WireEvent]:
         if isinstance(part, ThinkingPart) and part.redacted:  # never streamed: its start holds it all
-            block = _encode_reply_part(part)
+            block = encode_reply_part(part)
             return [_event({"type": "content_block_start", "index": segment.position, "content_block": block})]
         return super().whole(segment, part)
 
     def end(self, response: Response) -> list[WireEvent]:
-        delta: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": _wire_stop_reason(response)}}
+        delta: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": wire_stop_reason(response)}}
         delta["delta"]["stop_sequence"] = None
         if response.usage is not None:
-            delta["usage"] = _encode_usage(response.usage)
+            delta["usage"] = encode_usage(response.usage)
         elif self.reply is None:  # the SDKs read message_delta.usage.output_tokens unconditionally
             delta["usage"] = {"output_tokens": 0}
         return [_event(delta), _event({"type": "message_stop"})]

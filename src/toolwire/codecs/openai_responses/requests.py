@@ -1,60 +1,25 @@
-"""Codec for the OpenAI Responses API (`POST /v1/responses`), as typed by openai-python 3.x.
-
-Owns request bodies both ways; output items, replies and stream events live in
-`_openai_responses_replies` (same codec family). Imports only `toolwire.types`,
-`toolwire.errors`, `toolwire.schema` and `toolwire.codecs._shared`; never another codec.
-
-Shapes (openai-python `types/responses/*`):
-- leading system messages become `instructions` (joined with a blank line), later ones
-  `developer` messages in place; the rest become `input` items: user `message`s with
-  `input_text`/`input_image` content, assistant `message`s with `output_text` content,
-  `reasoning`, `function_call` and `function_call_output` items.
-- Function tools grouped in a `namespace` tool become flat definitions named `ns__name`
-  (`namespaced`), and so do calls that name a namespace; the namespace goes back apart.
-  Hosted tools (`web_search`, `mcp`, `custom`...) have no neutral form: a tool list that does
-  not come back identically stays in `Request.extra` for Responses, and each hosted tool is
-  logged once. Unknown input items are skipped, logged once by type.
-- Reasoning is replayed statelessly: a `ThinkingPart` from this codec goes back as the
-  `reasoning` item it came from (id, summary, `encrypted_content`) in its original position,
-  because the API pairs each reasoning item with the item that followed it (PROVIDERS bug 16).
-  Asking for that content is the caller's choice, through `Request.extra`:
-  `{"store": False, "include": ["reasoning.encrypted_content"]}`.
-- Item ids (`msg_…`, `fc_…`, `rs_…`) are kept in metadata and sent back only when known,
-  as in OpenAI's "append `response.output` to the next input" pattern. A `function_call`'s
-  `call_id` is the neutral `ToolCall.id`; its item `id` lives in
-  `metadata["openai-responses"]["item_id"]` — the two are never joined (pydantic-ai #3136).
-"""
+"""Responses API request bodies (`POST /v1/responses`), both ways."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import logging
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import Any, assert_never
 
-from toolwire.codecs._openai_responses_replies import (
+from toolwire.codecs.common.conversation import split_leading_system
+from toolwire.codecs.common.degradations import warn_missing_options, warn_once
+from toolwire.codecs.common.wire import dumps, error_payload, read_error_payload, require_dict, sniff_image_type
+from toolwire.codecs.openai_responses.items import (
     NAME,
-    ResponsesStreamDecoder,
     as_int,
     as_str,
     decode_call,
     decode_message,
     decode_reasoning,
-    decode_response,
     encode_parts,
-    encode_response,
     namespaced,
     warned,
-)
-from toolwire.codecs._shared import (
-    dumps,
-    error_payload,
-    read_error_payload,
-    require_dict,
-    sniff_image_type,
-    split_leading_system,
-    warn_missing_options,
-    warn_once,
 )
 from toolwire.errors import CodecError
 from toolwire.schema import openai_strict_schema
@@ -64,7 +29,6 @@ from toolwire.types import (
     Message,
     NamedToolChoice,
     Request,
-    Response,
     ResponseFormat,
     SystemMessage,
     TextPart,
@@ -76,12 +40,9 @@ from toolwire.types import (
     UserMessage,
 )
 
-if TYPE_CHECKING:
-    from toolwire.codecs import StreamEncoder
+__all__ = ["decode_request", "encode_request"]
 
-__all__ = ["CODEC", "OpenAIResponsesCodec"]
-
-_log = logging.getLogger(__name__)
+_log = logging.getLogger("toolwire.codecs.openai_responses")
 
 # Tables
 
@@ -94,7 +55,8 @@ _REQUEST_KEYS = frozenset(
 # Encode
 
 
-def _encode_request(request: Request) -> dict[str, Any]:
+def encode_request(request: Request) -> dict[str, Any]:
+    """The exact `POST /v1/responses` body for `request`."""
     body: dict[str, Any] = {"model": request.model}
     # Leading system messages form `instructions`; later ones stay in place as developer messages.
     system, messages = split_leading_system(request.messages)
@@ -365,7 +327,8 @@ def _decode_tool_choice(value: Any) -> ToolChoice | None:
     return None
 
 
-def _decode_request(body: dict[str, Any]) -> Request:
+def decode_request(body: dict[str, Any]) -> Request:
+    """Read a request body back into a neutral `Request`; unknown keys go to `extra`."""
     body = require_dict(body, NAME, "request body")
     model = body.get("model")
     if not isinstance(model, str):
@@ -402,45 +365,3 @@ def _decode_request(body: dict[str, Any]) -> Request:
         stream=body.get("stream") is True,
         extra=extra,
     )
-
-
-class OpenAIResponsesCodec:
-    """The `openai-responses` codec: the Responses API's bodies, output items and stream events."""
-
-    name = NAME
-
-    def encode_request(self, request: Request) -> dict[str, Any]:
-        """Return the exact `POST /v1/responses` body for `request`."""
-        return _encode_request(request)
-
-    def decode_response(self, body: dict[str, Any]) -> Response:
-        """Read a Response object; an `{"error": ...}` body raises `ProviderError`."""
-        return decode_response(body)
-
-    def stream_decoder(self) -> ResponsesStreamDecoder:
-        """Return a fresh decoder for one Responses event stream."""
-        return ResponsesStreamDecoder()
-
-    def decode_request(self, body: dict[str, Any]) -> Request:
-        """Read a request body back into a neutral `Request`; unknown keys go to `extra`."""
-        return _decode_request(body)
-
-    def encode_response(self, response: Response) -> dict[str, Any]:
-        """Render a reply as a Response object, deriving item ids the reply does not carry."""
-        return encode_response(response)
-
-    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> StreamEncoder:
-        """A fresh encoder turning neutral stream events into Responses stream events as they come."""
-        from toolwire.codecs._openai_responses_encoder import ResponsesStreamEncoder
-
-        return ResponsesStreamEncoder(model, response_id)
-
-    def encode_stream(self, response: Response) -> list[dict[str, Any]]:
-        """Render a reply as the stream events the API sends, `sequence_number`s included."""
-        from toolwire.codecs._openai_responses_encoder import ResponsesStreamEncoder
-        from toolwire.codecs._stream_encoding import replay
-
-        return replay(ResponsesStreamEncoder(reply=response), response)
-
-
-CODEC = OpenAIResponsesCodec()

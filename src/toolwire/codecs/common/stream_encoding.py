@@ -15,7 +15,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from toolwire.codecs._shared import dumps, parse_arguments
+from toolwire.codecs.common.arguments import parse_arguments
+from toolwire.codecs.common.wire import dumps
 from toolwire.types import (
     AssistantMessage,
     AssistantPart,

@@ -1,28 +1,4 @@
-"""Gemini codec: the `generateContent` body shared by the Gemini API (`v1beta`) and Vertex AI.
-
-Owns every Gemini quirk (PROVIDERS.md §2.4): `contents` with roles `user`/`model` only, a
-history that starts with a user turn, `systemInstruction`, one `functionDeclarations` tool,
-`toolConfig.functionCallingConfig` sent only with tools, tool results as `functionResponse`
-parts grouped in one `user` content (never beside user text, as many as the turn's calls),
-call ids echoed only when Gemini issued them, and `thoughtSignature`s returned on the part
-they came with — the first call of each step of the current turn always carries one.
-Replies and streams live in `_gemini_stream`. Imports only `toolwire.types`, `toolwire.errors`,
-`toolwire.schema` and `toolwire.codecs._shared`; never another codec.
-
-Degradations (each logged once per codec instance): `parallel_tool_calls=False` (Gemini has no
-switch) and `ToolDefinition.strict` (Gemini's `VALIDATED` mode is request-wide; pass it in
-`extra`) are not sent; images given by URL inside tool results go as `fileData`, which only
-Vertex AI accepts there. Results that answer no call of the preceding turn are dropped and calls
-left unanswered get an `error` response, because Gemini rejects a turn whose response count
-differs from its call count. A system message from the middle of a conversation joins the
-others at the end of `systemInstruction` (Gemini takes instructions nowhere else; logged once).
-
-Decoding reads `parametersJsonSchema` (or the OpenAPI `parameters`) into tool definitions and
-`functionCallingConfig` mode `VALIDATED` as tool choice `auto`; what has no neutral form
-(`responseJsonSchema`, `googleSearch`/`codeExecution` tools, `executableCode` parts,
-`thinkingConfig`...) stays in `Request.extra` for Gemini and is logged once when it is a tool,
-a declaration field or a part.
-"""
+"""`generateContent` request bodies, both ways: every Gemini request quirk (PROVIDERS.md §2.4)."""
 
 from __future__ import annotations
 
@@ -32,26 +8,14 @@ import copy
 import logging
 import mimetypes
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, assert_never
+from typing import Any, Literal, assert_never
 from urllib.parse import urlsplit
 
-from toolwire.codecs._gemini_stream import (
-    NAME,
-    GeminiStreamDecoder,
-    call_metadata,
-    decode_response,
-    encode_response,
-    gemini_metadata,
-)
-from toolwire.codecs._shared import (
-    derived_call_id,
-    parse_arguments,
-    require_dict,
-    sniff_image_type,
-    stop_list,
-    warn_missing_options,
-    warn_once,
-)
+from toolwire.codecs.common.arguments import parse_arguments
+from toolwire.codecs.common.degradations import warn_missing_options, warn_once
+from toolwire.codecs.common.ids import derived_call_id
+from toolwire.codecs.common.wire import require_dict, sniff_image_type, stop_list
+from toolwire.codecs.gemini.fields import NAME, call_metadata, gemini_metadata
 from toolwire.errors import CodecError
 from toolwire.schema import from_openapi_schema, gemini_schema
 from toolwire.types import (
@@ -60,7 +24,6 @@ from toolwire.types import (
     Message,
     NamedToolChoice,
     Request,
-    Response,
     ResponseFormat,
     SystemMessage,
     TextPart,
@@ -72,17 +35,14 @@ from toolwire.types import (
     UserMessage,
 )
 
-if TYPE_CHECKING:
-    from toolwire.codecs import StreamEncoder
-
-__all__ = ["CODEC", "SKIP_THOUGHT_SIGNATURE", "GeminiCodec", "GeminiStreamDecoder"]
+__all__ = ["SKIP_THOUGHT_SIGNATURE", "GeminiRequests", "SchemaField"]
 
 SchemaField = Literal["parametersJsonSchema", "parameters"]
 
 SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
 """The documented stand-in for a call that has no signature of its own (foreign or injected)."""
 
-_logger = logging.getLogger(__name__)
+_logger = logging.getLogger("toolwire.codecs.gemini")
 
 # Tables
 
@@ -99,8 +59,8 @@ _GEMINI_ONLY = "gemini: {what} {name!r} has no neutral form; it goes back to Gem
 Warn = Callable[[str, str], None]
 
 
-class GeminiCodec:
-    """Translates between the neutral format and Gemini's `generateContent` JSON.
+class GeminiRequests:
+    """`generateContent` request bodies both ways; each instance warns once per degradation.
 
     Args:
         schema_field: Where tool schemas go. `"parametersJsonSchema"` (default) sends the JSON
@@ -108,8 +68,6 @@ class GeminiCodec:
             sends Gemini's OpenAPI subset via `toolwire.schema.gemini_schema`, for Live, older
             models and pinned Vertex versions. The two fields are mutually exclusive.
     """
-
-    name = NAME
 
     def __init__(self, schema_field: SchemaField = "parametersJsonSchema") -> None:
         if schema_field not in ("parametersJsonSchema", "parameters"):
@@ -120,7 +78,7 @@ class GeminiCodec:
         self.schema_field: SchemaField = schema_field
         self._warned: set[str] = set()
 
-    def encode_request(self, request: Request) -> dict[str, Any]:
+    def encode(self, request: Request) -> dict[str, Any]:
         """Return the `generateContent` body (the model goes in the URL, not the body)."""
         body: dict[str, Any] = {"contents": _Contents(self._warn).encode(request.messages)}
         system = [m.content for m in request.messages if isinstance(m, SystemMessage)]
@@ -152,32 +110,7 @@ class GeminiCodec:
                 generation["responseJsonSchema"] = request.response_format.schema
         return generation
 
-    def decode_response(self, body: dict[str, Any]) -> Response:
-        """Read a `GenerateContentResponse`; raises `ProviderError` for an error payload."""
-        return decode_response(body)
-
-    def stream_decoder(self) -> GeminiStreamDecoder:
-        """A fresh decoder for one `streamGenerateContent?alt=sse` response."""
-        return GeminiStreamDecoder()
-
-    def encode_response(self, response: Response) -> dict[str, Any]:
-        """Render a reply as Gemini's non-streaming body."""
-        return encode_response(response)
-
-    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> StreamEncoder:
-        """A fresh encoder turning neutral stream events into Gemini stream chunks as they come."""
-        from toolwire.codecs._gemini_encoder import GeminiStreamEncoder
-
-        return GeminiStreamEncoder(model, response_id)
-
-    def encode_stream(self, response: Response) -> list[dict[str, Any]]:
-        """Render a reply as Gemini's stream chunks."""
-        from toolwire.codecs._gemini_encoder import GeminiStreamEncoder
-        from toolwire.codecs._stream_encoding import replay
-
-        return replay(GeminiStreamEncoder(reply=response), response)
-
-    def decode_request(self, body: dict[str, Any]) -> Request:
+    def decode(self, body: dict[str, Any]) -> Request:
         """Read a body back; whatever the neutral form cannot hold goes to `Request.extra`.
 
         The body's own `model` key, if any, becomes `Request.model` (Gemini normally takes
@@ -205,7 +138,7 @@ class GeminiCodec:
             seed=_number(generation.get("seed"), int),
             response_format=_decode_response_format(generation),
         )
-        request.extra = _difference(body, self.encode_request(request))
+        request.extra = _difference(body, self.encode(request))
         return request
 
     def _encode_tool(self, tool: ToolDefinition) -> dict[str, Any]:
@@ -646,6 +579,3 @@ def _decode_image(part: dict[str, Any]) -> ImagePart | None:
         media = file.get("mimeType")
         return ImagePart(url=file["fileUri"], media_type=media if isinstance(media, str) else None)
     return None
-
-
-CODEC = GeminiCodec()

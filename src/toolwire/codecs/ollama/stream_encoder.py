@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from toolwire.codecs._ollama import _done_fields, _reply_calls, _reply_created_at
-from toolwire.codecs._stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
+from toolwire.codecs.common.stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
+from toolwire.codecs.ollama.replies import done_fields, reply_calls, reply_created_at
 from toolwire.types import AssistantPart, Response, TextPart, ThinkingPart, ToolCall
 
 __all__ = ["OllamaStreamEncoder"]
@@ -25,8 +25,8 @@ class OllamaStreamEncoder(SegmentedEncoder):
     ) -> None:
         super().__init__(model, response_id, reply=reply)
         if reply is not None:  # rendering a known reply: its timestamp and calls as the whole body has them
-            self._created_at = _reply_created_at(reply)
-            self._rendered = _reply_calls(reply, self._created_at)
+            self._created_at = reply_created_at(reply)
+            self._rendered = reply_calls(reply, self._created_at)
         else:
             self._created_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
             self._rendered = []
@@ -58,7 +58,7 @@ class OllamaStreamEncoder(SegmentedEncoder):
         return []
 
     def end(self, response: Response) -> list[WireEvent]:
-        return [WireEvent(self._line({"content": ""}).data | _done_fields(response))]
+        return [WireEvent(self._line({"content": ""}).data | done_fields(response))]
 
     def _send_call(self, segment: Segment, arguments: Any) -> list[WireEvent]:
         segment.state["sent"] = True

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.codecs._openai_responses_replies import NAME, encode_response
-from toolwire.codecs._shared import derived_call_id, dumps
-from toolwire.codecs._stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
+from toolwire.codecs.common.ids import derived_call_id
+from toolwire.codecs.common.stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
+from toolwire.codecs.common.wire import dumps
+from toolwire.codecs.openai_responses.items import NAME
+from toolwire.codecs.openai_responses.replies import encode_response
 from toolwire.types import AssistantMessage, AssistantPart, Response, StopReason, TextPart, ThinkingPart, ToolCall
 
 __all__ = ["ResponsesStreamEncoder"]

@@ -4,7 +4,7 @@ Codecs are written for what providers send; a body mutated in transit, a buggy s
 proxy can send anything. Rather than a check before every field access, `GuardedCodec` wraps a
 codec's decoding entry points: a stray `TypeError`, `KeyError`, `RecursionError`,
 `UnicodeError`... becomes a `CodecError` whose message names the first field that does not fit
-the wire format's shape (`_shapes`). A decoded reply is also checked for wrong types that would
+the wire format's shape (`shapes`). A decoded reply is also checked for wrong types that would
 otherwise pass silently and fail later (a tool name that is a list, a token count that is a
 string), and duplicate call ids in one reply are made unique the same way for every codec.
 """
@@ -17,8 +17,8 @@ import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
-from toolwire.codecs._shapes import SHAPES, find_bad_field
-from toolwire.codecs._shared import warn_once
+from toolwire.codecs.common.degradations import warn_once
+from toolwire.codecs.common.shapes import SHAPES, find_bad_field
 from toolwire.errors import CodecError, ToolwireError
 from toolwire.types import (
     AssistantMessage,
@@ -36,7 +36,7 @@ from toolwire.types import (
 )
 
 if TYPE_CHECKING:
-    from toolwire.codecs import StreamEncoder
+    from toolwire.codecs.common.protocols import StreamEncoder
 
 __all__ = ["GuardedCodec", "GuardedDecoder", "unique_reply_ids"]
 

@@ -1,33 +1,27 @@
-"""Replies of the OpenAI Chat Completions API, read and rendered: bodies and chunk streams.
+"""`chat.completion.chunk` streams read into neutral events, calls accumulated per index.
 
-`chat.completion` bodies and `chat.completion.chunk` streams, both directions. Part of the
-`openai` codec (`_openai.py`). Targets openai-python 3.x `types/chat/chat_completion.py` and
-`chat_completion_chunk.py`, plus what OpenAI-compatible servers (vLLM, llama.cpp, Ollama,
-Gemini's compat endpoint) really send. Imports only the neutral types, `_shared` and
-`_openai_messages`; never another codec.
+Targets openai-python 3.x `types/chat/chat_completion_chunk.py`, plus what OpenAI-compatible
+servers (vLLM, llama.cpp, Ollama, Gemini's compat endpoint) really send.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Hashable
 from typing import Any
 
-from toolwire.codecs._openai_messages import (
+from toolwire.codecs.common.accumulator import StreamAccumulator
+from toolwire.codecs.common.ids import derived_call_id
+from toolwire.codecs.common.wire import dumps, require_dict
+from toolwire.codecs.openai.messages import (
     NAME,
     REASONING_FIELDS,
     REFUSAL,
-    decode_assistant,
-    encode_assistant,
     is_refusal,
 )
-from toolwire.codecs._shared import StreamAccumulator, derived_call_id, dumps, require_dict
-from toolwire.errors import CodecError, ProviderError
+from toolwire.codecs.openai.replies import build_response, decode_usage, optional_str, raise_if_error
 from toolwire.types import (
-    AssistantMessage,
     AssistantPart,
     Response,
-    StopReason,
     StreamEvent,
     TextDelta,
     TextPart,
@@ -36,100 +30,7 @@ from toolwire.types import (
     Usage,
 )
 
-__all__ = ["OpenAIStreamDecoder", "decode_response", "encode_response"]
-
-# tables
-
-_STOP_REASONS: dict[str, StopReason] = {
-    "stop": StopReason.END_TURN,
-    "length": StopReason.MAX_TOKENS,
-    "tool_calls": StopReason.TOOL_USE,
-    "function_call": StopReason.TOOL_USE,  # deprecated, still documented
-    "content_filter": StopReason.CONTENT_FILTER,
-}
-_FINISH_REASONS: dict[StopReason, str] = {
-    StopReason.END_TURN: "stop",
-    StopReason.MAX_TOKENS: "length",
-    StopReason.TOOL_USE: "tool_calls",
-    StopReason.CONTENT_FILTER: "content_filter",
-}
-_REPLY_REASONING = "reasoning_content"  # where a rendered reply puts unlabelled reasoning
-
-# decode
-
-
-def decode_response(body: Any) -> Response:
-    """Read a `chat.completion` body; an error body raises `ProviderError`."""
-    body = require_dict(body, NAME)
-    _raise_if_error(body)
-    choices = body.get("choices")
-    if not isinstance(choices, list):
-        raise CodecError(f"The openai response needs a 'choices' list, got {choices!r}.", provider=NAME)
-    choice = require_dict(choices[0], NAME, "choice") if choices else {}
-    wire = choice.get("message")
-    message = decode_assistant(
-        wire if isinstance(wire, dict) else {}, seed=_str(body.get("id")) or "", keep_empty=False
-    )
-    return _response(message, choice.get("finish_reason"), decode_usage(body.get("usage")), body)
-
-
-def decode_usage(wire: Any) -> Usage | None:
-    """Read `usage`, including the cached-prompt and reasoning shares."""
-    if not isinstance(wire, dict):
-        return None
-    prompt = wire.get("prompt_tokens_details")
-    completion = wire.get("completion_tokens_details")
-    return Usage(
-        input_tokens=_int(wire.get("prompt_tokens")),
-        output_tokens=_int(wire.get("completion_tokens")),
-        cache_read_tokens=_int(prompt.get("cached_tokens")) if isinstance(prompt, dict) else None,
-        reasoning_tokens=_int(completion.get("reasoning_tokens")) if isinstance(completion, dict) else None,
-    )
-
-
-def _response(message: AssistantMessage, raw: Any, usage: Usage | None, head: dict[str, Any]) -> Response:
-    raw = _str(raw)
-    stop = _STOP_REASONS.get(raw, StopReason.OTHER) if raw is not None else StopReason.OTHER
-    if stop is StopReason.END_TURN and message.tool_calls:
-        # A forced named tool answers with finish_reason "stop" (vLLM PR #25054): calls are
-        # recognised by presence. Failure states (length, content_filter) are kept as they are.
-        stop = StopReason.TOOL_USE
-    return Response(
-        message=message,
-        stop_reason=stop,
-        raw_stop_reason=raw,
-        usage=usage,
-        model=_str(head.get("model")),
-        id=_str(head.get("id")),
-    )
-
-
-def _raise_if_error(body: dict[str, Any]) -> None:
-    # OpenAI nests the error under "error"; older vLLM sends {"object": "error", "message": ...}.
-    error = body.get("error")
-    if error is None and body.get("object") == "error":
-        error = body
-    if error is None:
-        return
-    message = error.get("message") if isinstance(error, dict) else error
-    code = error.get("code") if isinstance(error, dict) else None
-    raise ProviderError(
-        str(message or f"the server sent an error without a message: {error!r}"),
-        provider=NAME,
-        status=code if isinstance(code, int) and not isinstance(code, bool) else None,
-        body=body,
-    )
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-# stream decoder
+__all__ = ["OpenAIStreamDecoder"]
 
 
 def _rank(part: AssistantPart) -> int:
@@ -193,7 +94,7 @@ class OpenAIStreamDecoder:
 
     def _feed(self, event: dict[str, Any]) -> list[StreamEvent]:
         event = require_dict(event, NAME, "stream chunk")
-        _raise_if_error(event)
+        raise_if_error(event)
         for key in ("id", "model"):
             if self._head.get(key) is None:
                 self._head[key] = event.get(key)
@@ -213,7 +114,7 @@ class OpenAIStreamDecoder:
         """Return the reply so far, its parts in the order a non-streaming decode gives."""
         message = self._acc.message()
         message.parts.sort(key=_rank)  # text may stream after calls; the whole reply has it first
-        return _response(message, self._finish, self._usage, self._head)
+        return build_response(message, self._finish, self._usage, self._head)
 
     def _delta(self, delta: dict[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -234,7 +135,7 @@ class OpenAIStreamDecoder:
 
     def _call(self, wire: dict[str, Any]) -> ToolCallDelta | None:
         function = wire["function"] if isinstance(wire.get("function"), dict) else {}
-        call_id = _str(wire.get("id")) or None
+        call_id = optional_str(wire.get("id")) or None
         key = self._key(wire.get("index"), call_id)
         current = self._acc.call_id(key)
         if current is None or (call_id is not None and call_id != current):
@@ -256,7 +157,7 @@ class OpenAIStreamDecoder:
     def _start(
         self, key: Hashable, call_id: str | None, function: dict[str, Any], wire: dict[str, Any]
     ) -> ToolCallDelta:
-        call_id = call_id or derived_call_id(_str(self._head.get("id")) or "", self._calls)
+        call_id = call_id or derived_call_id(optional_str(self._head.get("id")) or "", self._calls)
         self._calls += 1
         metadata = {NAME: {"extra_content": wire["extra_content"]}} if "extra_content" in wire else {}
         start = self._acc.start_call(key, call_id, str(function.get("name") or ""), metadata)
@@ -273,53 +174,6 @@ class OpenAIStreamDecoder:
         if sink is not None and isinstance(key, int):
             self._sinks[key] = sink
         return ToolCallDelta(start.index, start.id, start.name, text)
-
-
-# render (for test servers and proxies)
-
-
-def encode_response(response: Response) -> dict[str, Any]:
-    """Render a reply as a `chat.completion` body."""
-    choice = {
-        "index": 0,
-        "message": encode_assistant(response.message, _REPLY_REASONING, reply=True),
-        "logprobs": None,
-        "finish_reason": _finish_reason(response),
-    }
-    body = {**_head(response, "chat.completion"), "choices": [choice]}
-    usage = _encode_usage(response.usage)
-    if usage is not None:
-        body["usage"] = usage
-    return body
-
-
-def _head(response: Response, kind: str) -> dict[str, Any]:
-    head: dict[str, Any] = {"id": response.id} if response.id is not None else {}
-    head.update(object=kind, created=int(time.time()))
-    if response.model is not None:
-        head["model"] = response.model
-    return head
-
-
-def _finish_reason(response: Response) -> str | None:
-    return response.raw_stop_reason or _FINISH_REASONS.get(response.stop_reason)
-
-
-def _encode_usage(usage: Usage | None) -> dict[str, Any] | None:
-    if usage is None:
-        return None
-    wire: dict[str, Any] = {}
-    if usage.input_tokens is not None:
-        wire["prompt_tokens"] = usage.input_tokens
-    if usage.output_tokens is not None:
-        wire["completion_tokens"] = usage.output_tokens
-    if usage.input_tokens is not None and usage.output_tokens is not None:
-        wire["total_tokens"] = usage.input_tokens + usage.output_tokens
-    if usage.cache_read_tokens is not None:
-        wire["prompt_tokens_details"] = {"cached_tokens": usage.cache_read_tokens}
-    if usage.reasoning_tokens is not None:
-        wire["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
-    return wire
 
 
 def _present(mapping: dict[str, Any]) -> int:

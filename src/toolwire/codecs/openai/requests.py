@@ -1,106 +1,40 @@
-"""The `openai` codec: OpenAI Chat Completions (`POST /v1/chat/completions`) and the servers that copy it.
+"""Chat Completions request bodies, both ways, shaped by one server's `OpenAIProfile`.
 
 Targets the API as typed by openai-python 3.x (`types/chat/completion_create_params.py`). The
-same codec serves vLLM, llama.cpp's `llama-server`, LM Studio and Ollama's OpenAI-compatible
-endpoint; what they accept differently is data (`OpenAIProfile`, one per server in `PROFILES`),
-never a branch on a server's name. This module owns the request body; the history lives in
-`_openai_messages`, replies and streams in `_openai_replies`. It imports only the neutral types,
-`toolwire.schema` and its own family of codec modules.
+history inside the body is `messages.py`'s; what servers accept differently is data
+(`profiles.py`), never a branch on a server's name.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, assert_never
+from typing import Any, Literal, assert_never
 
-from toolwire.codecs._openai_messages import NAME, decode_messages, encode_messages
-from toolwire.codecs._openai_replies import OpenAIStreamDecoder, decode_response, encode_response
-from toolwire.codecs._shared import require_dict, stop_list, warn_once
+from toolwire.codecs.common.degradations import warn_once
+from toolwire.codecs.common.wire import require_dict, stop_list
+from toolwire.codecs.openai.messages import NAME, decode_messages, encode_messages
+from toolwire.codecs.openai.profiles import OpenAIProfile
 from toolwire.errors import CodecError
-from toolwire.types import NamedToolChoice, Request, Response, ResponseFormat, ToolChoice, ToolDefinition
+from toolwire.types import NamedToolChoice, Request, ResponseFormat, ToolChoice, ToolDefinition
 
-if TYPE_CHECKING:
-    from toolwire.codecs import StreamEncoder
+__all__ = ["ChatRequests", "encode_response_format"]
 
-__all__ = ["CODEC", "PROFILES", "OpenAICodec", "OpenAIProfile"]
-
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("toolwire.codecs.openai")
 _warned: set[str] = set()  # request decoding warnings (encoding ones are per codec instance)
-
-# tables
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OpenAIProfile:
-    """What one OpenAI-compatible server accepts, as flags the codec reads.
-
-    Attributes:
-        name: The provider name this profile describes (`connect("<name>:model")`).
-        named_tool_choice: Whether `tool_choice` may name a function. Without it a named
-            choice is sent as only that tool with `"required"`.
-        strict_tools: Whether `function.strict` is accepted. Without it `strict` is dropped.
-        parallel_tool_calls_default: Sent as `parallel_tool_calls` when tools are present and
-            the request leaves it unset (llama.cpp defaults to false).
-        max_tokens_field: The request field that caps the reply length.
-        reasoning_field: Where this codec's own reasoning goes back when its original field
-            name is unknown; `None` drops it.
-        max_call_id_length: Longer call ids are shortened (deterministically) when sent.
-    """
-
-    name: str
-    named_tool_choice: bool = True
-    strict_tools: bool = True
-    parallel_tool_calls_default: bool | None = None
-    max_tokens_field: str = "max_completion_tokens"
-    reasoning_field: str | None = None
-    max_call_id_length: int | None = None
-
-
-PROFILES: dict[str, OpenAIProfile] = {
-    # max_tokens is deprecated and rejected by reasoning models (completion_create_params.py).
-    # Ids over 40 characters are rejected: "string_above_max_length" (vercel/ai #5171).
-    "openai": OpenAIProfile(name="openai", max_call_id_length=40),
-    # vLLM renamed reasoning_content to reasoning and drops the old name on input (#27752, #38488).
-    "vllm": OpenAIProfile(name="vllm", max_tokens_field="max_tokens", reasoning_field="reasoning"),
-    # llama-server reads tool_choice as a string only and defaults parallel calls to off
-    # (docs/function-calling.md, common_chat_tool_choice_parse_oaicompat).
-    "llamacpp": OpenAIProfile(
-        name="llamacpp",
-        named_tool_choice=False,
-        parallel_tool_calls_default=True,
-        max_tokens_field="max_tokens",
-        reasoning_field="reasoning_content",
-    ),
-    # Unknown servers: some reject `strict` outright (xAI, pydantic-ai #1846).
-    "openai-compatible": OpenAIProfile(
-        name="openai-compatible",
-        strict_tools=False,
-        max_tokens_field="max_tokens",
-        reasoning_field="reasoning_content",
-    ),
-}
 
 _CHOICES: tuple[Literal["auto", "none", "required"], ...] = ("auto", "none", "required")
 _MAX_TOKENS_FIELDS = ("max_completion_tokens", "max_tokens")
 _STREAM_OPTIONS = {"include_usage": True}  # SPEC §2: streams always ask for usage
 
 
-class OpenAICodec:
-    """Chat Completions, shaped by one server's `OpenAIProfile`.
+class ChatRequests:
+    """Request bodies for one server: each instance warns once about each feature its server lacks."""
 
-    Each instance warns once about each feature its server lacks.
-    """
-
-    name = NAME
-
-    def __init__(self, profile: OpenAIProfile = PROFILES["openai"]) -> None:
+    def __init__(self, profile: OpenAIProfile) -> None:
         self.profile = profile
         self._warned: set[str] = set()
 
-    # encode
-
-    def encode_request(self, request: Request) -> dict[str, Any]:
+    def encode(self, request: Request) -> dict[str, Any]:
         """Return the exact JSON body for `request`."""
         body: dict[str, Any] = {
             "model": request.model,
@@ -181,9 +115,7 @@ class OpenAICodec:
             function["strict"] = strict
         return {"type": "function", "function": function}
 
-    # decode
-
-    def decode_request(self, body: dict[str, Any]) -> Request:
+    def decode(self, body: dict[str, Any]) -> Request:
         """Read a request body back; keys toolwire does not model go to `Request.extra`."""
         rest = dict(require_dict(body, NAME, "request body"))
         model = rest.pop("model", None)
@@ -220,33 +152,6 @@ class OpenAICodec:
             stream=stream,
             extra=rest,
         )
-
-    def decode_response(self, body: dict[str, Any]) -> Response:
-        """Read a `chat.completion` body; an error body raises `ProviderError`."""
-        return decode_response(body)
-
-    def stream_decoder(self) -> OpenAIStreamDecoder:
-        """Return a fresh decoder for one `chat.completion.chunk` stream."""
-        return OpenAIStreamDecoder()
-
-    # render
-
-    def encode_response(self, response: Response) -> dict[str, Any]:
-        """Render a reply as a `chat.completion` body."""
-        return encode_response(response)
-
-    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> StreamEncoder:
-        """A fresh encoder turning neutral stream events into `chat.completion.chunk`s as they come."""
-        from toolwire.codecs._openai_encoder import OpenAIStreamEncoder
-
-        return OpenAIStreamEncoder(model, response_id)
-
-    def encode_stream(self, response: Response) -> list[dict[str, Any]]:
-        """Render a reply as `chat.completion.chunk` objects (without the `[DONE]` marker)."""
-        from toolwire.codecs._openai_encoder import OpenAIStreamEncoder
-        from toolwire.codecs._stream_encoding import replay
-
-        return replay(OpenAIStreamEncoder(reply=response), response)
 
 
 def _encode_tool_choice(choice: ToolChoice | None) -> str | dict[str, Any] | None:
@@ -316,6 +221,3 @@ def _decode_tool(wire: Any) -> ToolDefinition | None:
         parameters=function.get("parameters"),
         strict=function.get("strict"),
     )
-
-
-CODEC = OpenAICodec()
