@@ -12,16 +12,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+import logging
 import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, assert_never, cast
 
 from toolwire._definitions import ToolLike, as_definitions
 from toolwire.codecs import Codec, StreamDecoder, get_codec, guarded
+from toolwire.codecs.common.wire import dumps
 from toolwire.errors import AuthenticationError, CodecError, ProviderError, StreamError, ToolwireError
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.session import Session
@@ -34,12 +36,20 @@ from toolwire.types import (
     Request,
     Response,
     StreamEvent,
+    TextDelta,
+    TextPart,
+    ThinkingDelta,
+    ThinkingPart,
+    ToolCall,
+    ToolCallDelta,
     ToolChoice,
     UserMessage,
 )
 
 if TYPE_CHECKING:
     from toolwire.textcalls import ToolMode
+
+logger = logging.getLogger("toolwire.client")
 
 __all__ = [
     "PROVIDERS",
@@ -503,6 +513,14 @@ class Client(BaseClient):
             decoder: A fresh `codec.stream_decoder()` to use, so the caller can look at the reply
                 accumulated so far (`decoder.finish()`) while events arrive; one is made if omitted.
         """
+        unstreamable = getattr(self.codec, "unstreamable", None)  # the openai codec's server profiles
+        reason = unstreamable(request) if unstreamable is not None else None
+        if reason is not None:
+            logger.debug("Asking %s for a whole reply instead of a stream: %s.", self.provider, reason)
+            response = await self.complete_request(dataclasses.replace(request, stream=False))
+            for event in _whole_reply_events(response):
+                yield event
+            return
         if not request.stream:
             request = dataclasses.replace(request, stream=True)
         body = self.codec.encode_request(request)
@@ -531,6 +549,26 @@ class Client(BaseClient):
 
     async def _aclose_resources(self) -> None:
         await self.transport.aclose()
+
+
+def _whole_reply_events(response: Response) -> list[StreamEvent]:
+    """A reply that arrived whole, as the events a stream of it would have given: one per part."""
+    events: list[StreamEvent] = []
+    calls = 0
+    for part in response.message.parts:
+        match part:
+            case TextPart():
+                events.append(TextDelta(part.text))
+            case ThinkingPart():
+                events.append(ThinkingDelta(part.text))
+            case ToolCall():
+                arguments = dumps(part.arguments) if part.arguments else ""
+                events.append(ToolCallDelta(calls, part.id, part.name, arguments))
+                calls += 1
+            case _:
+                assert_never(part)
+    events.append(Done(response))
+    return events
 
 
 class _StreamReader:
