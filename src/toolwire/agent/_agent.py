@@ -92,26 +92,6 @@ class ModelClient(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class _Choosing:
-    """The agent's client with a tool choice added to each call that sends tools (text mode sends none)."""
-
-    client: ModelClient
-    tool_choice: ToolChoice
-
-    async def complete(self, messages: list[Message], *, tools: Sequence[ToolDefinition] | None = None) -> Response:
-        if not tools:
-            return await self.client.complete(messages, tools=tools)
-        return await self.client.complete(messages, tools=tools, tool_choice=self.tool_choice)
-
-    def stream(
-        self, messages: list[Message], *, tools: Sequence[ToolDefinition] | None = None
-    ) -> AsyncIterator[StreamEvent]:
-        if not tools:
-            return self.client.stream(messages, tools=tools)
-        return self.client.stream(messages, tools=tools, tool_choice=self.tool_choice)
-
-
 @dataclass(slots=True)
 class _Run:
     messages: list[Message]
@@ -313,9 +293,9 @@ class Agent:
 
     async def _model_turn(self, run: _Run) -> Response:
         emit = run.emit if run.stream else None
-        choice = self._choice_for_turn(run.turns)
-        client = self.client if choice is None else _Choosing(self.client, choice)
-        response, self.tool_mode = await ask_model(client, run.messages, self.definitions, self.tool_mode, emit)
+        response, self.tool_mode = await ask_model(
+            self.client, run.messages, self.definitions, self.tool_mode, emit, self._choice_for_turn(run.turns)
+        )
         if run.stream:
             run.emit(Done(response))
             # Let a `run_stream` consumer show the turn before its tools run: a reviewer writes to
