@@ -6,9 +6,8 @@ mode needs a server with a plain chat format. What the model wrote goes to the t
 
 from __future__ import annotations
 
-import toolwire
-from tests.e2e.llama_server import MODEL_NAME, LlamaServer
-from tests.e2e.test_native_calls import QUESTION, SEED, get_weather
+from tests.e2e.llama_server import LlamaServer
+from tests.e2e.test_native_calls import QUESTION, connect, get_weather
 from toolwire import SystemMessage, UserMessage
 from toolwire.textcalls import parse_tool_calls, to_text_messages
 
@@ -25,10 +24,8 @@ async def test_the_text_mode_prompt_reaches_the_model_unescaped_and_the_reply_is
     sent = to_text_messages([UserMessage(content=QUESTION)], [get_weather.definition])
     assert isinstance(sent[0], SystemMessage) and '"name"' in sent[0].content
     wire = [{"role": "system", "content": sent[0].content}, {"role": "user", "content": QUESTION}]
-    async with toolwire.connect(
-        f"openai-compatible:{MODEL_NAME}", base_url=text_server.base_url, temperature=0, extra={"seed": SEED}
-    ) as client:
-        response = await client.complete(sent, max_tokens=128)
+    async with connect(text_server) as client:
+        response = await client.complete(sent)
     # Every token of the prompt is accounted for by the unescaped rendering: `"` stayed `"`.
     assert response.usage is not None
     assert response.usage.input_tokens == len(text_server.tokenize(_chatml(wire)))
