@@ -63,8 +63,10 @@ class ChatClient(Protocol):
 
 def _rejects_tools(exc: BadRequestError) -> bool:
     # A 404 is a wrong address (a base URL without /v1), whatever the body says: never a reason
-    # to fall back to text mode.
-    return exc.status != 404 and "tool" in str(exc).lower()
+    # to fall back to text mode. Only the server's own words count: toolwire's hint in the
+    # message names "tools" for every 400 (a context-length error is no tools problem).
+    said = exc.body if exc.body is not None else exc.message
+    return exc.status != 404 and "tool" in str(said).lower()
 
 
 async def ask_model(

@@ -1,4 +1,4 @@
-"""`--tool-choice` on `toolwire run` and `toolwire chat`: what a real process sends, and its usage error."""
+"""`--tool-choice`, `--max-tokens`, `--temperature` and `--timeout` on `toolwire run` and `chat`: what is sent."""
 
 from __future__ import annotations
 
@@ -46,3 +46,16 @@ def test_a_tool_choice_naming_no_tool_is_a_usage_error(project: Path) -> None:
         "(read, write, edit, exec, grep, glob, done, write_todos), got 'weather'.\n"
     )
     assert server.requests == []
+
+
+def test_max_tokens_and_temperature_go_with_every_call_and_timeout_must_be_positive(project: Path) -> None:
+    with ScriptedServer([reply("", [read_call()]), reply("It says hi.")]) as server:
+        flags = ["--max-tokens", "77", "--temperature", "0", "--timeout", "300"]
+        done = toolwire("run", *at(server), *flags, "read", "it", cwd=project)
+    assert (done.returncode, done.stdout) == (0, "It says hi.\n")
+    assert [(r.body.get("max_completion_tokens"), r.body.get("temperature")) for r in server.requests] == [(77, 0)] * 2
+    refused = toolwire("run", "--timeout", "0", "hi", cwd=project)
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        "toolwire: error: argument --timeout: expected a number of seconds > 0, got '0' (see toolwire run --help)\n",
+    )

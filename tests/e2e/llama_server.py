@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["E2E_PYTHON", "MODEL_NAME", "LlamaServer", "llama_server", "model_path", "skip_reason"]
+__all__ = ["E2E_PYTHON", "MODEL_NAME", "LlamaServer", "free_port", "llama_server", "model_path", "skip_reason"]
 
 ROOT = Path(__file__).resolve().parents[2]
 E2E_PYTHON = ROOT / ".venv-e2e" / "bin" / "python"
@@ -82,9 +82,9 @@ def model_path() -> Path:
 
 
 @contextlib.contextmanager
-def llama_server(chat_format: str, log_dir: Path, *, n_ctx: int = 4096) -> Iterator[LlamaServer]:
+def llama_server(chat_format: str, log_dir: Path, *, n_ctx: int = 8192) -> Iterator[LlamaServer]:
     """Start a server speaking `chat_format` (`chatml-function-calling`, `chatml`, ...); stop it after."""
-    port = _free_port()
+    port = free_port()
     log_path = log_dir / f"llama-server-{chat_format}-{port}.log"
     command = [
         str(E2E_PYTHON),
@@ -123,7 +123,8 @@ def _wait_until_ready(server: LlamaServer, process: subprocess.Popen[bytes]) -> 
     raise RuntimeError(f"llama-cpp-python's server did not answer /v1/models in {_START_TIMEOUT_S:.0f} s")
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]

@@ -66,7 +66,10 @@ def _connect(settings: Settings) -> BaseClient:
     if settings.provider == COPILOT:
         return _connect_copilot(settings, key)
     try:
-        return connect_http(f"{settings.provider}:{settings.model}", api_key=key, base_url=settings.base_url)
+        options: dict[str, Any] = {"max_tokens": settings.max_tokens, "temperature": settings.temperature}
+        if settings.timeout is not None:
+            options["timeout"] = settings.timeout
+        return connect_http(f"{settings.provider}:{settings.model}", api_key=key, base_url=settings.base_url, **options)
     except AuthenticationError:
         variables = " or ".join(PROVIDERS[settings.provider].key_env)
         raise UsageError(
