@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test e2e e2e-server lint bench bench-gateway fuzz clean copilot-cli mcp-servers coding-agents
+.PHONY: demo test e2e e2e-server local-model lint bench bench-gateway fuzz clean copilot-cli mcp-servers coding-agents
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ e2e: $(VENV)/.dev e2e-server
 
 e2e-server:
 	@PYTHON=$(PYTHON) sh tests/e2e/install_server.sh
+
+# SmolLM2-135M-Instruct on llama-cpp-python at http://127.0.0.1:8000/v1, in the foreground (README:
+# "Run it against a local model"). CHAT_FORMAT=chatml for text mode (the default format escapes HTML).
+CHAT_FORMAT ?= chatml-function-calling
+local-model: $(VENV)/.base e2e-server
+	$(PY) -m tests.e2e.llama_server $(CHAT_FORMAT) 8000
 
 # The real GitHub Copilot CLI for tests/copilot/test_real_cli.py (skipped, and said so, without npm).
 copilot-cli:

@@ -20,7 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["E2E_PYTHON", "MODEL_NAME", "LlamaServer", "free_port", "llama_server", "model_path", "skip_reason"]
+__all__ = [
+    "E2E_PYTHON",
+    "MODEL_NAME",
+    "LlamaServer",
+    "free_port",
+    "llama_server",
+    "model_path",
+    "server_command",
+    "skip_reason",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 E2E_PYTHON = ROOT / ".venv-e2e" / "bin" / "python"
@@ -86,13 +95,7 @@ def llama_server(chat_format: str, log_dir: Path, *, n_ctx: int = 8192) -> Itera
     """Start a server speaking `chat_format` (`chatml-function-calling`, `chatml`, ...); stop it after."""
     port = free_port()
     log_path = log_dir / f"llama-server-{chat_format}-{port}.log"
-    command = [
-        str(E2E_PYTHON),
-        "-m",
-        "llama_cpp.server",
-        *("--model", str(model_path()), "--model_alias", MODEL_NAME, "--chat_format", chat_format),
-        *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx)),
-    ]
+    command = server_command(chat_format, port, n_ctx)
     with log_path.open("w", encoding="utf-8") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         server = LlamaServer(chat_format=chat_format, port=port, log_path=log_path)
@@ -106,6 +109,17 @@ def llama_server(chat_format: str, log_dir: Path, *, n_ctx: int = 8192) -> Itera
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def server_command(chat_format: str, port: int, n_ctx: int = 8192) -> list[str]:
+    """The command line of one server on 127.0.0.1:`port`, answering to `MODEL_NAME`."""
+    return [
+        str(E2E_PYTHON),
+        "-m",
+        "llama_cpp.server",
+        *("--model", str(model_path()), "--model_alias", MODEL_NAME, "--chat_format", chat_format),
+        *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx)),
+    ]
 
 
 def _wait_until_ready(server: LlamaServer, process: subprocess.Popen[bytes]) -> None:
@@ -137,3 +151,15 @@ def _post(url: str, payload: dict[str, Any]) -> Any:
     )
     with urllib.request.urlopen(request, timeout=60) as answer:
         return json.loads(answer.read())
+
+
+if __name__ == "__main__":  # `make local-model`: one server in the foreground, for trying toolwire by hand
+    import os
+    import sys
+
+    chat_format, port = (sys.argv[1:] + ["chatml-function-calling", "8000"][len(sys.argv[1:]) :])[:2]
+    if (reason := skip_reason()) is not None:
+        sys.exit(f"Cannot start the local model: {reason}.")
+    command = server_command(chat_format, int(port))
+    print(f"SmolLM2-135M-Instruct as {MODEL_NAME!r} at http://127.0.0.1:{port}/v1 ({chat_format}); Ctrl-C stops it.")
+    os.execv(command[0], command)
