@@ -526,7 +526,7 @@ class Client(BaseClient):
         body = self.codec.encode_request(request)
         with self._span(request) as span:
             async with self.transport.stream(self.stream_url, body, self.spec.framing) as (frames, request_id):
-                reader = _StreamReader(self, request_id, decoder)
+                reader = _StreamReader(self, request_id, decoder, with_tools=bool(request.tools))
                 async for event in reader.read(frames):
                     if isinstance(event, Done):
                         span.record_response(event.response)
@@ -574,8 +574,11 @@ def _whole_reply_events(response: Response) -> list[StreamEvent]:
 class _StreamReader:
     """Feeds frames to a fresh decoder and enforces the end-marker rule."""
 
-    def __init__(self, client: Client, request_id: str | None, decoder: StreamDecoder | None = None) -> None:
+    def __init__(
+        self, client: Client, request_id: str | None, decoder: StreamDecoder | None = None, *, with_tools: bool = False
+    ) -> None:
         self.client = client
+        self.with_tools = with_tools
         self.request_id = request_id
         self.decoder = decoder if decoder is not None else client.codec.stream_decoder()
         self.events: list[StreamEvent] = []
@@ -596,6 +599,8 @@ class _StreamReader:
             error.partial = list(self.events)
             error.request_id = error.request_id or self.request_id
             raise
+        if not self.ended and self.with_tools and not self.events:
+            raise self._refused()
         if not self.ended:
             raise self._cut("ended before its end marker")
         done = Done(self._finish())
@@ -617,6 +622,20 @@ class _StreamReader:
 
     def _finish(self) -> Response:
         return self.decoder.finish()
+
+    def _refused(self) -> StreamError:
+        """A 200 with an empty body: how llama-cpp-python refuses to stream tool calls; a retry gets the same."""
+        provider = self.client.provider
+        error = StreamError(
+            f"The {provider} server accepted the stream and sent nothing, as servers that cannot stream tool "
+            f"calls do (llama-cpp-python unless a tool is named); retrying will not help: connect with the "
+            f"server's own provider (such as 'llama-cpp-python', profile flag streamed_tool_choices='named') "
+            f"or call without streaming.",
+            provider=provider,
+            request_id=self.request_id,
+            partial=[],
+        )
+        return self.client._scrub(error)
 
     def _cut(self, what: str) -> StreamError:
         error = StreamError(

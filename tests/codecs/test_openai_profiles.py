@@ -6,10 +6,20 @@ import logging
 
 import pytest
 
-from toolwire import AssistantMessage, CodecError, Done, NamedToolChoice, TextDelta, ToolCall, ToolCallDelta, ToolResult
+from toolwire import (
+    AssistantMessage,
+    CodecError,
+    Done,
+    NamedToolChoice,
+    StreamError,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolResult,
+)
 from toolwire.codecs.openai import OpenAICodec
 from toolwire.codecs.openai.profiles import PROFILES
-from toolwire.testing import ScriptedServer, reply
+from toolwire.testing import DropStream, ScriptedServer, reply
 from toolwire.types import Request, ToolChoice, ToolDefinition, UserMessage
 
 WEATHER = ToolDefinition(name="get_weather", description="Weather.", parameters={"type": "object"})
@@ -115,3 +125,21 @@ async def test_a_stream_the_server_cannot_give_is_asked_whole_and_replayed(caplo
         "Asking llama-cpp-python for a whole reply instead of a stream: the llama-cpp-python server streams tool "
         "calls only for a named tool_choice, not 'auto' (profile flag streamed_tool_choices='named')."
     ]
+
+
+async def test_an_empty_stream_for_a_request_with_tools_is_said_to_be_a_refusal() -> None:
+    with ScriptedServer([DropStream(response=reply("never sent"), after=0, clean=True)] * 2) as server:
+        async with server.connect("openai-compatible:m", max_retries=0) as client:
+            with pytest.raises(StreamError) as refused:
+                [e async for e in client.stream("Weather?", tools=[WEATHER], tool_choice="auto")]
+            with pytest.raises(StreamError) as cut:
+                [e async for e in client.stream("Weather?")]
+    assert refused.value.message == (
+        "The openai-compatible server accepted the stream and sent nothing, as servers that cannot stream tool "
+        "calls do (llama-cpp-python unless a tool is named); retrying will not help: connect with the server's "
+        "own provider (such as 'llama-cpp-python', profile flag streamed_tool_choices='named') or call without "
+        "streaming."
+    )
+    assert cut.value.message == (
+        "The openai-compatible stream ended before its end marker; the reply is incomplete, retry the request."
+    )
