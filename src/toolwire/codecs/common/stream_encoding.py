@@ -10,6 +10,7 @@ call received only at the end, and parts that produced no delta at all are sent 
 
 from __future__ import annotations
 
+import json
 import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -105,6 +106,7 @@ class SegmentedEncoder(ABC):
         self._calls: dict[int, Segment] = {}  # neutral ToolCallDelta.index -> its segment
         self._current: Segment | None = None
         self._upcoming: AssistantPart | None = None
+        self._held_calls: list[ToolCallDelta] = []  # later calls' deltas, until the open call is whole
         self._started = False
         self._ended = False
 
@@ -118,13 +120,13 @@ class SegmentedEncoder(ABC):
         self._started = True
         match event:
             case TextDelta(text=text) if text:
-                out += self._extend("text", text)
+                out += self._release() + self._extend("text", text)
             case ThinkingDelta(text=text) if text:
-                out += self._extend("thinking", text)
+                out += self._release() + self._extend("thinking", text)
             case ToolCallDelta():
                 out += self._on_call(event)
             case Done(response=response):
-                out += self._done(response)
+                out += self._release() + self._done(response)
         return out
 
     def finish(self) -> list[WireEvent]:
@@ -195,7 +197,33 @@ class SegmentedEncoder(ABC):
         segment.text += text
         return out + self.delta(segment, text)
 
-    def _on_call(self, event: ToolCallDelta) -> list[WireEvent]:
+    def _on_call(self, event: ToolCallDelta, *, hold: bool = True) -> list[WireEvent]:
+        """One call delta; another call's while the open call's arguments are unfinished waits.
+
+        Deltas are keyed by index, not ordered: a server may start call 1 before call 0's
+        arguments are complete. Protocols whose calls are blocks or items that close (Anthropic,
+        Responses) cannot take more for a closed one, so the later call is held back until the
+        open call's JSON is whole, or text, thinking or the end of the reply comes.
+        """
+        current = self._current if self._current is not None and self._current.kind == "call" else None
+        own = event.id is None and self._calls.get(event.index) is current
+        if hold and current is not None and not own and (self._held_calls or not _whole_json(current.text)):
+            self._held_calls.append(event)
+            return []
+        out = self._call_delta(event)
+        if self._held_calls and current is not None and own and _whole_json(current.text):
+            out += self._release(hold=True)
+        return out
+
+    def _release(self, *, hold: bool = False) -> list[WireEvent]:
+        """Send the held deltas now (`hold`: those of calls still behind an unfinished one wait again)."""
+        held, self._held_calls = self._held_calls, []
+        out: list[WireEvent] = []
+        for event in held:
+            out += self._on_call(event, hold=hold)
+        return out
+
+    def _call_delta(self, event: ToolCallDelta) -> list[WireEvent]:
         out: list[WireEvent] = []
         segment = self._calls.get(event.index)
         if event.id is not None or segment is None:  # a new id on a used index starts a new call
@@ -288,6 +316,15 @@ class SegmentedEncoder(ABC):
                 parts.append(ToolCall(id=segment.call_id, name=segment.name, arguments=arguments, metadata=metadata))
         stop = StopReason.TOOL_USE if self._calls_so_far() else StopReason.END_TURN
         return Response(message=AssistantMessage(parts=parts), stop_reason=stop, model=self.model, id=self.response_id)
+
+
+def _whole_json(text: str) -> bool:
+    """Whether a call's argument text so far is a complete JSON value (then nothing more is due)."""
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def missing_text(segment: Segment, final: str) -> str:

@@ -111,7 +111,9 @@ class ResponsesStreamEncoder(SegmentedEncoder):
                 return self.more(segment, missing_text(segment, text))
             case ToolCall() if not segment.text:
                 raw = part.metadata.get("raw_arguments")
-                return self.more(segment, raw if isinstance(raw, str) else dumps(part.arguments))
+                return self.more(
+                    segment, raw if isinstance(raw, str) else (dumps(part.arguments) if part.arguments else "")
+                )
         return []
 
     def end(self, response: Response) -> list[WireEvent]:
