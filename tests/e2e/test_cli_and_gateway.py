@@ -20,6 +20,7 @@ from pathlib import Path
 import anthropic
 import openai
 import pytest
+from openai.types.responses.response import IncompleteDetails
 
 from tests.e2e.llama_server import MODEL_NAME, LlamaServer, free_port
 
@@ -142,4 +143,9 @@ def test_the_responses_sdk_gets_a_whole_function_call_and_its_output_answered(ga
             max_output_tokens=128,
         )
     print(f"responses, after the output: {second.output_text!r}")
-    assert second.status == "completed" and second.output_text.strip()
+    # A reply cut at max_output_tokens is a whole protocol answer too; which one depends on the KV cache's state.
+    assert (second.status, second.incomplete_details) in (
+        ("completed", None),
+        ("incomplete", IncompleteDetails(reason="max_output_tokens")),
+    )
+    assert second.output_text.strip()
