@@ -283,9 +283,10 @@ USAGE_ERRORS = [
     (
         ["run", "--provider", "nope", "hi"],
         2,
-        "toolwire: error: Unknown provider 'nope'; use one of: anthropic, copilot, gemini, llamacpp, ollama, openai, "
-        "openai-compatible, openai-responses, scripted, scripted-anthropic, scripted-gemini, scripted-ollama, "
-        "scripted-openai, scripted-openai-responses, vertex, vllm.",
+        "toolwire: error: Unknown provider 'nope'; use one of: anthropic, copilot, gemini, llama-cpp-python, llamacpp, "
+        "ollama, ollama-openai, openai, openai-compatible, openai-responses, scripted, scripted-anthropic, "
+        "scripted-gemini, scripted-ollama, scripted-openai, scripted-openai-responses, vertex, vllm, "
+        "vllm-no-tool-parser.",
     ),
     (
         ["run", "--provider", "openai", "hi"],

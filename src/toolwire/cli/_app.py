@@ -122,9 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     from toolwire.cli._mcp import add_mcp_flag, add_mcp_server_command
 
-    add_mcp_flag(command("chat", "talk to the agent; it asks before each high-risk tool call unless --yes"))
+    chat = command("chat", "talk to the agent; it asks before each high-risk tool call unless --yes")
+    add_mcp_flag(chat)
+    _add_model_call_flags(chat)
     run = command("run", "run one task and print the answer (tool calls are shown on stderr)")
     add_mcp_flag(run)
+    _add_model_call_flags(run)
     run.add_argument("prompt", nargs="+", metavar="PROMPT", help="the task; '-' reads it from stdin")
     run.add_argument("--json", action="store_true", help="print the whole run result as JSON")
     run.add_argument("--no-stream", action="store_true", help="ask for whole replies (for servers that stream badly)")
@@ -150,6 +153,41 @@ def build_parser() -> argparse.ArgumentParser:
     add_mcp_server_command(command("mcp-server", "serve the standard tools to MCP clients (stdio, or --http PORT)"))
     _add_eval(command("eval", "score tool calling on a benchmark (BFCL) in one tool mode: a table, --json, --plot"))
     return parser
+
+
+def _add_model_call_flags(parser: argparse.ArgumentParser) -> None:
+    """How each model call is made: `run` and `chat` only (local models need the last two most)."""
+    help = (
+        "auto, none, required or a tool's name; required and a name force the first turn of each "
+        "prompt, later turns send auto (default: the provider's own)"
+    )
+    parser.add_argument("--tool-choice", metavar="CHOICE", default=None, help=help)
+    help = "cap each reply at N tokens (default: the provider's own)"
+    parser.add_argument("--max-tokens", metavar="N", type=_positive, default=None, help=help)
+    help = "sampling temperature, e.g. 0 for repeatable runs (default: the provider's own)"
+    parser.add_argument("--temperature", metavar="T", type=_temperature, default=None, help=help)
+    help = "seconds to wait for the model to connect and for each piece of its reply (default: 60)"
+    parser.add_argument("--timeout", metavar="S", type=_seconds, default=None, help=help)
+
+
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a temperature >= 0, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a temperature >= 0, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
 
 
 def _add_batch(parser: argparse.ArgumentParser) -> None:

@@ -57,6 +57,10 @@ class Settings:
     copilot_wire_api: str | None = None
     copilot_record: Path | None = None
     mcp_servers: tuple[McpServerSettings, ...] = ()
+    tool_choice: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    timeout: float | None = None
 
 
 def known_providers() -> list[str]:
@@ -86,6 +90,10 @@ def resolve(args: argparse.Namespace, config: Config) -> Settings:
         yes=bool(args.yes),
         config_path=config.path,
         mcp_servers=(*config.mcp, *_mcp_flags(args)),
+        tool_choice=getattr(args, "tool_choice", None),
+        max_tokens=getattr(args, "max_tokens", None),
+        temperature=getattr(args, "temperature", None),
+        timeout=getattr(args, "timeout", None),
         **_copilot(args, section, name),
     )
 

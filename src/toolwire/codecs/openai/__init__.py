@@ -39,6 +39,10 @@ class OpenAICodec:
         """Return the exact JSON body for `request`."""
         return self._requests.encode(request)
 
+    def unstreamable(self, request: Request) -> str | None:
+        """Why this server cannot stream `request` (its profile says so), or `None` when it can."""
+        return self._requests.unstreamable(request)
+
     def decode_request(self, body: dict[str, Any]) -> Request:
         """Read a request body back; keys toolwire does not model go to `Request.extra`."""
         return self._requests.decode(body)
