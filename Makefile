@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint bench bench-gateway bench-soak fuzz clean copilot-cli mcp-servers coding-agents
+.PHONY: demo test e2e e2e-server local-model lint bench bench-gateway bench-soak fuzz clean copilot-cli mcp-servers coding-agents
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +13,8 @@ $(VENV)/.base: pyproject.toml
 
 $(VENV)/.dev: $(VENV)/.base
 	$(PY) -m pip install -q -e '.[dev,cli,serve,mcp]'
+	# BFCL's questions and answers for toolwire eval and tests/evals: only its data files are read.
+	$(PY) -m pip install -q --no-deps bfcl-eval==2026.3.23
 	$(PY) -m pip install -q -e '.[ray]' || echo "Ray could not be installed here: the Ray batch tests will skip"
 	touch $@
 
@@ -21,6 +23,23 @@ demo: $(VENV)/.base
 
 test: $(VENV)/.dev copilot-cli mcp-servers coding-agents
 	$(PY) -m pytest
+
+# A real model: SmolLM2-135M-Instruct on llama-cpp-python's server (tests/e2e; not part of `make test`).
+# The first run builds llama-cpp-python into ~/.cache/toolwire/wheels (4-14 min on 2 cores).
+# pytest's exit 5 (nothing collected) fails too: a CI that runs no real-model test must not pass.
+e2e: $(VENV)/.dev e2e-server
+	@status=0; $(PY) -m pytest -m e2e tests/e2e -rA || status=$$?; \
+	if [ $$status -eq 5 ]; then echo "make e2e: no real-model test was collected (pytest exit 5)"; status=1; fi; \
+	exit $$status
+
+e2e-server:
+	@PYTHON=$(PYTHON) sh tests/e2e/install_server.sh
+
+# SmolLM2-135M-Instruct on llama-cpp-python at http://127.0.0.1:8000/v1, in the foreground (README:
+# "Run it against a local model"). CHAT_FORMAT=chatml for text mode (the default format escapes HTML).
+CHAT_FORMAT ?= chatml-function-calling
+local-model: $(VENV)/.base e2e-server
+	$(PY) -m tests.e2e.llama_server $(CHAT_FORMAT) 8000
 
 # The real GitHub Copilot CLI for tests/copilot/test_real_cli.py (skipped, and said so, without npm).
 copilot-cli:
@@ -59,4 +78,4 @@ bench-soak: $(VENV)/.dev
 	$(PY) bench/gw_soak.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-e2e .pytest_cache .mypy_cache .ruff_cache

@@ -21,7 +21,8 @@ LAYERS: dict[str, tuple[int, str]] = {
     "telemetry": (2, "telemetry"),
     "codecs": (3, "codecs"),
     "tools": (3, "tools"),
-    "textcalls": (3, "textcalls"),
+    "textcalls": (3, "toolmodes"),
+    "constrained": (3, "toolmodes"),
     "transport": (4, "transport"),
     "client": (5, "client"),
     "providers": (5, "client"),
@@ -38,6 +39,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "copilot": (7, "edge"),
     "mcp": (7, "edge"),
     "connect": (7, "edge"),
+    "evals": (7, "edge"),
     "demo": (8, "demo"),
 }
 

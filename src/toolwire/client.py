@@ -12,16 +12,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+import logging
 import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, assert_never, cast
 
 from toolwire._definitions import ToolLike, as_definitions
 from toolwire.codecs import Codec, StreamDecoder, get_codec, guarded
+from toolwire.codecs.common.wire import dumps
 from toolwire.errors import AuthenticationError, CodecError, ProviderError, StreamError, ToolwireError
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.session import Session
@@ -34,12 +36,20 @@ from toolwire.types import (
     Request,
     Response,
     StreamEvent,
+    TextDelta,
+    TextPart,
+    ThinkingDelta,
+    ThinkingPart,
+    ToolCall,
+    ToolCallDelta,
     ToolChoice,
     UserMessage,
 )
 
 if TYPE_CHECKING:
     from toolwire.textcalls import ToolMode
+
+logger = logging.getLogger("toolwire.client")
 
 __all__ = [
     "PROVIDERS",
@@ -503,12 +513,20 @@ class Client(BaseClient):
             decoder: A fresh `codec.stream_decoder()` to use, so the caller can look at the reply
                 accumulated so far (`decoder.finish()`) while events arrive; one is made if omitted.
         """
+        unstreamable = getattr(self.codec, "unstreamable", None)  # the openai codec's server profiles
+        reason = unstreamable(request) if unstreamable is not None else None
+        if reason is not None:
+            logger.debug("Asking %s for a whole reply instead of a stream: %s.", self.provider, reason)
+            response = await self.complete_request(dataclasses.replace(request, stream=False))
+            for event in _whole_reply_events(response):
+                yield event
+            return
         if not request.stream:
             request = dataclasses.replace(request, stream=True)
         body = self.codec.encode_request(request)
         with self._span(request) as span:
             async with self.transport.stream(self.stream_url, body, self.spec.framing) as (frames, request_id):
-                reader = _StreamReader(self, request_id, decoder)
+                reader = _StreamReader(self, request_id, decoder, with_tools=bool(request.tools))
                 async for event in reader.read(frames):
                     if isinstance(event, Done):
                         span.record_response(event.response)
@@ -533,11 +551,34 @@ class Client(BaseClient):
         await self.transport.aclose()
 
 
+def _whole_reply_events(response: Response) -> list[StreamEvent]:
+    """A reply that arrived whole, as the events a stream of it would have given: one per part."""
+    events: list[StreamEvent] = []
+    calls = 0
+    for part in response.message.parts:
+        match part:
+            case TextPart():
+                events.append(TextDelta(part.text))
+            case ThinkingPart():
+                events.append(ThinkingDelta(part.text))
+            case ToolCall():
+                arguments = dumps(part.arguments) if part.arguments else ""
+                events.append(ToolCallDelta(calls, part.id, part.name, arguments))
+                calls += 1
+            case _:
+                assert_never(part)
+    events.append(Done(response))
+    return events
+
+
 class _StreamReader:
     """Feeds frames to a fresh decoder and enforces the end-marker rule."""
 
-    def __init__(self, client: Client, request_id: str | None, decoder: StreamDecoder | None = None) -> None:
+    def __init__(
+        self, client: Client, request_id: str | None, decoder: StreamDecoder | None = None, *, with_tools: bool = False
+    ) -> None:
         self.client = client
+        self.with_tools = with_tools
         self.request_id = request_id
         self.decoder = decoder if decoder is not None else client.codec.stream_decoder()
         self.events: list[StreamEvent] = []
@@ -558,6 +599,8 @@ class _StreamReader:
             error.partial = list(self.events)
             error.request_id = error.request_id or self.request_id
             raise
+        if not self.ended and self.with_tools and not self.events:
+            raise self._refused()
         if not self.ended:
             raise self._cut("ended before its end marker")
         done = Done(self._finish())
@@ -579,6 +622,20 @@ class _StreamReader:
 
     def _finish(self) -> Response:
         return self.decoder.finish()
+
+    def _refused(self) -> StreamError:
+        """A 200 with an empty body: how llama-cpp-python refuses to stream tool calls; a retry gets the same."""
+        provider = self.client.provider
+        error = StreamError(
+            f"The {provider} server accepted the stream and sent nothing, as servers that cannot stream tool "
+            f"calls do (llama-cpp-python unless a tool is named); retrying will not help: connect with the "
+            f"server's own provider (such as 'llama-cpp-python', profile flag streamed_tool_choices='named') "
+            f"or call without streaming.",
+            provider=provider,
+            request_id=self.request_id,
+            partial=[],
+        )
+        return self.client._scrub(error)
 
     def _cut(self, what: str) -> StreamError:
         error = StreamError(

@@ -92,7 +92,10 @@ PROVIDERS: dict[str, Provider] = {
     for p in (
         _openai_like("openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",), required=True),
         _openai_like("vllm", "http://localhost:8000/v1"),
-        _openai_like("llamacpp", "http://localhost:8080/v1"),
+        _openai_like("vllm-no-tool-parser", "http://localhost:8000/v1"),
+        _openai_like("llamacpp", "http://localhost:8080/v1"),  # llama.cpp's llama-server
+        _openai_like("llama-cpp-python", "http://localhost:8000/v1"),  # python -m llama_cpp.server
+        _openai_like("ollama-openai", "http://localhost:11434/v1"),  # Ollama's OpenAI-compatible endpoint
         _openai_like("openai-compatible", None),
         Provider(
             name="openai-responses",

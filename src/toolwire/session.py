@@ -23,6 +23,7 @@ from toolwire.types import (
     StreamEvent,
     SystemMessage,
     ToolCall,
+    ToolChoice,
     ToolDefinition,
     ToolResult,
     UserMessage,
@@ -62,8 +63,10 @@ class ChatClient(Protocol):
 
 def _rejects_tools(exc: BadRequestError) -> bool:
     # A 404 is a wrong address (a base URL without /v1), whatever the body says: never a reason
-    # to fall back to text mode.
-    return exc.status != 404 and "tool" in str(exc).lower()
+    # to fall back to text mode. Only the server's own words count: toolwire's hint in the
+    # message names "tools" for every 400 (a context-length error is no tools problem).
+    said = exc.body if exc.body is not None else exc.message
+    return exc.status != 404 and "tool" in str(said).lower()
 
 
 async def ask_model(
@@ -72,13 +75,15 @@ async def ask_model(
     tools: Sequence[Any],
     mode: ToolMode,
     emit: Callable[[StreamEvent], None] | None = None,
+    tool_choice: ToolChoice | None = None,
 ) -> tuple[Response, ToolMode]:
     """One model call in a tool mode; returns the reply and the mode to use from now on.
 
     `native` sends the tools; `text` describes them in the system prompt and parses calls out
     of the reply; `auto` is native, parses the text when no native call came, and switches to
     text for good (logged once) when the server rejects the `tools` parameter. With `emit`,
-    the reply is streamed and every event goes to `emit`.
+    the reply is streamed and every event goes to `emit`. `tool_choice` goes with native
+    tools only (text mode sends none).
     """
     definitions = as_definitions(tools)
     if mode == "text" or not definitions:
@@ -86,7 +91,7 @@ async def ask_model(
         response = await _call(client, sent, None, emit)
         return (calls_from_text(response, definitions, "text") if definitions else response), mode
     try:
-        response = await _call(client, list(messages), definitions, emit)
+        response = await _call(client, list(messages), definitions, emit, tool_choice)
     except BadRequestError as exc:
         if mode != "auto" or not _rejects_tools(exc):
             raise
@@ -102,12 +107,15 @@ async def _call(
     messages: list[Message],
     tools: list[ToolDefinition] | None,
     emit: Callable[[StreamEvent], None] | None,
+    tool_choice: ToolChoice | None = None,
 ) -> Response:
+    # Only when set: a client without the keyword still works without a choice.
+    options = {"tool_choice": tool_choice} if tool_choice is not None else {}
     if emit is None:
-        response: Response = await client.complete(messages, tools=tools)
+        response: Response = await client.complete(messages, tools=tools, **options)
         return response
     final: Response | None = None
-    async for event in client.stream(messages, tools=tools):
+    async for event in client.stream(messages, tools=tools, **options):
         if isinstance(event, Done):
             final = event.response
         else:

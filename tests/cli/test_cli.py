@@ -283,9 +283,10 @@ USAGE_ERRORS = [
     (
         ["run", "--provider", "nope", "hi"],
         2,
-        "toolwire: error: Unknown provider 'nope'; use one of: anthropic, copilot, gemini, llamacpp, ollama, openai, "
-        "openai-compatible, openai-responses, scripted, scripted-anthropic, scripted-gemini, scripted-ollama, "
-        "scripted-openai, scripted-openai-responses, vertex, vllm.",
+        "toolwire: error: Unknown provider 'nope'; use one of: anthropic, copilot, gemini, llama-cpp-python, llamacpp, "
+        "ollama, ollama-openai, openai, openai-compatible, openai-responses, scripted, scripted-anthropic, "
+        "scripted-gemini, scripted-ollama, scripted-openai, scripted-openai-responses, vertex, vllm, "
+        "vllm-no-tool-parser.",
     ),
     (
         ["run", "--provider", "openai", "hi"],
@@ -306,7 +307,7 @@ USAGE_ERRORS = [
         ["frobnicate"],
         2,
         "toolwire: error: argument COMMAND: invalid choice: 'frobnicate' (choose from 'chat', 'run', 'tools', "
-        "'convert', 'batch', 'serve', 'mcp-server') (see toolwire --help)",
+        "'convert', 'batch', 'serve', 'mcp-server', 'eval') (see toolwire --help)",
     ),
     (
         ["run", "--max-tool-turns", "-3", "hi"],

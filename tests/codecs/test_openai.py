@@ -91,7 +91,15 @@ def test_registry_returns_this_codec() -> None:
 
 
 def test_profiles_are_data() -> None:
-    assert sorted(PROFILES) == ["llamacpp", "openai", "openai-compatible", "vllm"]
+    assert sorted(PROFILES) == [
+        "llama-cpp-python",
+        "llamacpp",
+        "ollama-openai",
+        "openai",
+        "openai-compatible",
+        "vllm",
+        "vllm-no-tool-parser",
+    ]
     assert PROFILES["llamacpp"] == OpenAIProfile(
         name="llamacpp",
         named_tool_choice=False,

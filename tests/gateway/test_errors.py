@@ -211,6 +211,19 @@ def test_an_upstream_that_is_down_is_a_502(gateway: Gateway, http: httpx2.Client
     )
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_upstream_5xx_is_a_502_streamed_or_not(
+    gateway: Gateway, http: httpx2.Client, upstreams: dict[str, ScriptedServer], stream: bool
+) -> None:
+    upstreams["openai"].add(ErrorReply(status=500, message="upstream broke"))
+    path, body = VALID["openai"]
+    response = http.post(gateway.url + path, json={**body, "stream": stream})
+    assert response.status_code == 502
+    message = "The upstream failed: openai answered HTTP 500: 'upstream broke'; the provider failed; retry later."
+    assert response.json() == shaped("openai", 502, kind("openai", 502), message)
+    assert upstreams["openai"].remaining == 0  # the gateway's routes do not retry: nothing left for other tests
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_an_upstream_429_keeps_its_status_and_retry_after(
     gateway: Gateway, http: httpx2.Client, upstreams: dict[str, ScriptedServer], protocol: str

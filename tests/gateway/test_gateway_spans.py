@@ -79,9 +79,9 @@ def test_refused_and_failed_requests_are_spans_too(
     upstreams["openai"].add(ErrorReply(status=500, message="upstream broke"))
     upstreams["openai"].add(ErrorReply(status=500, message="upstream broke"))
     failed = httpx2.post(gateway.url + "/v1/messages", json=BODY, headers=HEADERS, timeout=60)
-    assert failed.status_code == 500
+    assert failed.status_code == 502
     statuses = [
         (dict(s.attributes or {})["http.response.status_code"], s.status.status_code)
         for s in _finished(spans, "POST /v1/messages", 2)
     ]
-    assert statuses == [(401, StatusCode.UNSET), (500, StatusCode.ERROR)]
+    assert statuses == [(401, StatusCode.UNSET), (502, StatusCode.ERROR)]

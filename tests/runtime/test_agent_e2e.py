@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from toolwire import Done, Request, ToolCall, ToolResult
+from toolwire import BadRequestError, Done, Request, ToolCall, ToolResult
 from toolwire.agent import Agent
 from toolwire.reviewers import DenyAll
 from toolwire.stdtools import ROOT, glob, grep, read, write
@@ -132,6 +132,17 @@ async def test_auto_mode_switches_to_text_when_the_server_rejects_tools(caplog: 
     assert (result.text, agent.tool_mode) == ("It is noon.", "text")
     assert ["tools" in r.body for r in server.requests] == [True, False, False]
     assert sum("switching to text mode for this client" in r.message for r in caplog.records) == 1
+
+
+async def test_auto_mode_keeps_native_tools_when_a_400_is_about_something_else() -> None:
+    # toolwire's own hint in every 400 message names "tools"; only the server's words may count.
+    too_long = ErrorReply(status=400, message="This model's maximum context length is 4096 tokens.")
+    with ScriptedServer([too_long]) as server:
+        async with server.connect("openai:m-1", max_retries=0) as client:
+            agent = Agent(client, [clock], tool_mode="auto")
+            with pytest.raises(BadRequestError, match="maximum context length"):
+                await agent.run("What time is it?")
+    assert (agent.tool_mode, len(server.requests)) == ("auto", 1)
 
 
 async def test_auto_mode_parses_text_calls_when_the_reply_has_no_native_ones() -> None:

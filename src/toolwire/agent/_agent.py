@@ -4,6 +4,11 @@ Each turn the model answers; no tool calls (or the `done` tool) ends the run; ot
 calls run (low-risk together, high-risk one by one after review) and all results go back in
 the order the model asked. The agent talks to any client with `complete`/`stream`; it never
 imports a codec or httpx2.
+
+`tool_choice` (`auto`, `none`, `required` or a tool's name) is sent with the tools. A forcing
+choice (`required`, a name) applies to the first turn only unless `tool_choice_turns="every"`:
+forced on every turn, a model could never answer, so later turns send `auto` (which some
+servers, llama-cpp-python's among them, need before they put the tools in the prompt at all).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from toolwire import telemetry
 from toolwire.agent._execute import AgentTool, Cancelled, TurnExecutor, race_signal
@@ -27,17 +32,19 @@ from toolwire.types import (
     AssistantMessage,
     Done,
     Message,
+    NamedToolChoice,
     Response,
     StopReason,
     StreamEvent,
     SystemMessage,
+    ToolChoice,
     ToolDefinition,
     ToolResult,
     Usage,
     UserMessage,
 )
 
-__all__ = ["Agent", "ModelClient"]
+__all__ = ["Agent", "ModelClient", "ToolChoiceTurns"]
 
 logger = logging.getLogger("toolwire.agent")
 
@@ -51,15 +58,35 @@ _STOP_NAMES = {
 }
 
 
-class ModelClient(Protocol):
-    """What the agent needs from a client: `toolwire.connect(...)` and `toolwire.testing` give one."""
+ToolChoiceTurns = Literal["first", "every"]
+"""Which turns an agent's `tool_choice` applies to; later turns send `auto`."""
 
-    async def complete(self, messages: list[Message], *, tools: Sequence[ToolDefinition] | None = None) -> Response:
+_PLAIN_CHOICES: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "required": "required"}
+
+
+class ModelClient(Protocol):
+    """What the agent needs from a client: `toolwire.connect(...)` and `toolwire.testing` give one.
+
+    `tool_choice` is passed only when the agent has one, so a client without that keyword works
+    with agents that set none.
+    """
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: Sequence[ToolDefinition] | None = None,
+        tool_choice: ToolChoice | str | None = None,
+    ) -> Response:
         """One reply."""
         ...
 
     def stream(
-        self, messages: list[Message], *, tools: Sequence[ToolDefinition] | None = None
+        self,
+        messages: list[Message],
+        *,
+        tools: Sequence[ToolDefinition] | None = None,
+        tool_choice: ToolChoice | str | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """One reply as events, ending in `Done`."""
         ...
@@ -95,6 +122,13 @@ class Agent:
             call gets (a fresh per-call child each time).
         tool_timeout: Seconds a tool call may run before it is stopped and answered with an
             `error` result, for tools that set no `timeout` of their own; `None`: no limit.
+        tool_choice: What the model may do with the tools: `auto` (call them or answer), `none`
+            (answer), `required` (call at least one) or a tool's name (call that one); `None`
+            sends no choice (the provider's default). Not sent in text mode.
+        tool_choice_turns: `first` (the default for `required` and a name) forces the choice on
+            the first turn of each run and sends `auto` after it, so the model can answer once it has the
+            results; `every` (the default for `auto` and `none`) sends it on every turn — with
+            `required`, pair it with a `done` tool or the run ends only at `max_tool_turns`.
     """
 
     def __init__(
@@ -109,6 +143,8 @@ class Agent:
         output_budget_chars: int | None = None,
         context: ToolContext | None = None,
         tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
+        tool_choice: ToolChoice | str | None = None,
+        tool_choice_turns: ToolChoiceTurns | None = None,
     ) -> None:
         if tool_mode not in TOOL_MODES:
             raise ValueError(f"tool_mode must be one of {', '.join(TOOL_MODES)}, got {tool_mode!r}.")
@@ -134,6 +170,30 @@ class Agent:
                     continue
                 raise ValueError(f"Two tools are named {tool.name!r}; tool names must be unique.")
             self.tools[tool.name] = tool
+        self.tool_choice = self._checked_choice(tool_choice)
+        if tool_choice_turns not in (None, "first", "every"):
+            raise ValueError(f"tool_choice_turns must be 'first', 'every' or None, got {tool_choice_turns!r}.")
+        forcing = self.tool_choice is not None and self.tool_choice not in ("auto", "none")
+        self.tool_choice_turns: ToolChoiceTurns = tool_choice_turns or ("first" if forcing else "every")
+
+    def _checked_choice(self, choice: ToolChoice | str | None) -> ToolChoice | None:
+        if choice is None:
+            return None
+        if isinstance(choice, str) and choice in _PLAIN_CHOICES:
+            return _PLAIN_CHOICES[choice]
+        name = choice.name if isinstance(choice, NamedToolChoice) else choice
+        if not isinstance(name, str) or name not in self.tools:
+            raise ValueError(
+                f"tool_choice must be auto, none, required or the name of one of the agent's tools "
+                f"({', '.join(self.tools) or 'it has none'}), got {choice!r}."
+            )
+        return NamedToolChoice(name)
+
+    def _choice_for_turn(self, turn: int) -> ToolChoice | None:
+        """The choice sent on turn `turn` (0 is the first of a run)."""
+        if self.tool_choice is None or turn == 0 or self.tool_choice_turns == "every":
+            return self.tool_choice
+        return "auto"
 
     @property
     def definitions(self) -> list[ToolDefinition]:
@@ -233,7 +293,9 @@ class Agent:
 
     async def _model_turn(self, run: _Run) -> Response:
         emit = run.emit if run.stream else None
-        response, self.tool_mode = await ask_model(self.client, run.messages, self.definitions, self.tool_mode, emit)
+        response, self.tool_mode = await ask_model(
+            self.client, run.messages, self.definitions, self.tool_mode, emit, self._choice_for_turn(run.turns)
+        )
         if run.stream:
             run.emit(Done(response))
             # Let a `run_stream` consumer show the turn before its tools run: a reviewer writes to

@@ -52,6 +52,7 @@ examples:
   toolwire chat --mcp "npx -y @modelcontextprotocol/server-filesystem ."  # plus an MCP server's tools
   toolwire convert --from openai --to anthropic request.json
   toolwire serve --port 4000                     # the gateway; routes from [[route]] in toolwire.toml
+  toolwire eval bfcl --limit 50 --provider llamacpp --model m --tool-mode constrained --json out.json
 """
 
 Command = Callable[[Settings, argparse.Namespace], int]
@@ -72,7 +73,10 @@ def _add_common(parser: argparse.ArgumentParser, *, top: bool) -> None:
     group.add_argument("--provider", metavar="NAME", default=default, help="the provider (default: scripted)")
     group.add_argument("--model", metavar="NAME", default=default, help="the model name")
     group.add_argument("--base-url", metavar="URL", default=default, help="where the API lives")
-    group.add_argument("--tool-mode", choices=("native", "text", "auto"), default=default, help="how tools are sent")
+    modes = ("native", "text", "auto", "constrained")
+    group.add_argument(
+        "--tool-mode", choices=modes, default=default, help="how tools are sent (constrained: eval only)"
+    )
     group.add_argument("--max-tool-turns", metavar="N", type=_count, default=default, help="tool turns per run")
     group.add_argument("--config", metavar="FILE", type=Path, default=default, help="read this settings file")
     group.add_argument("-y", "--yes", action="store_true", default=switch, help="approve every tool call")
@@ -118,9 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     from toolwire.cli._mcp import add_mcp_flag, add_mcp_server_command
 
-    add_mcp_flag(command("chat", "talk to the agent; it asks before each high-risk tool call unless --yes"))
+    chat = command("chat", "talk to the agent; it asks before each high-risk tool call unless --yes")
+    add_mcp_flag(chat)
+    _add_model_call_flags(chat)
     run = command("run", "run one task and print the answer (tool calls are shown on stderr)")
     add_mcp_flag(run)
+    _add_model_call_flags(run)
     run.add_argument("prompt", nargs="+", metavar="PROMPT", help="the task; '-' reads it from stdin")
     run.add_argument("--json", action="store_true", help="print the whole run result as JSON")
     run.add_argument("--no-stream", action="store_true", help="ask for whole replies (for servers that stream badly)")
@@ -144,7 +151,43 @@ def build_parser() -> argparse.ArgumentParser:
         help="on SIGTERM, how long requests in flight may take to finish before they are cut (default: 30)",
     )
     add_mcp_server_command(command("mcp-server", "serve the standard tools to MCP clients (stdio, or --http PORT)"))
+    _add_eval(command("eval", "score tool calling on a benchmark (BFCL) in one tool mode: a table, --json, --plot"))
     return parser
+
+
+def _add_model_call_flags(parser: argparse.ArgumentParser) -> None:
+    """How each model call is made: `run` and `chat` only (local models need the last two most)."""
+    help = (
+        "auto, none, required or a tool's name; required and a name force the first turn of each "
+        "prompt, later turns send auto (default: the provider's own)"
+    )
+    parser.add_argument("--tool-choice", metavar="CHOICE", default=None, help=help)
+    help = "cap each reply at N tokens (default: the provider's own)"
+    parser.add_argument("--max-tokens", metavar="N", type=_positive, default=None, help=help)
+    help = "sampling temperature, e.g. 0 for repeatable runs (default: the provider's own)"
+    parser.add_argument("--temperature", metavar="T", type=_temperature, default=None, help=help)
+    help = "seconds to wait for the model to connect and for each piece of its reply (default: 60)"
+    parser.add_argument("--timeout", metavar="S", type=_seconds, default=None, help=help)
+
+
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a temperature >= 0, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a temperature >= 0, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
 
 
 def _add_batch(parser: argparse.ArgumentParser) -> None:
@@ -157,6 +200,21 @@ def _add_batch(parser: argparse.ArgumentParser) -> None:
     ray_help = "run on a Ray cluster at ADDRESS (none: start a local Ray)"
     parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS", help=ray_help)
     parser.add_argument("--ray-workers", type=_positive, default=None, metavar="N", help="Ray workers (default: CPUs)")
+
+
+def _add_eval(parser: argparse.ArgumentParser) -> None:
+    """`eval`'s own flags (provider, model, base URL and tool mode are the common ones)."""
+    from toolwire.evals import CATEGORIES
+
+    every = ",".join(CATEGORIES)
+    parser.add_argument("benchmark", choices=("bfcl",), help="bfcl: the Berkeley Function Calling Leaderboard")
+    parser.add_argument("--categories", default=every, help=f"comma-separated (default: {every})")
+    parser.add_argument("--limit", type=_positive, default=None, metavar="N", help="the first N cases of each category")
+    parser.add_argument("--json", dest="json_out", type=Path, metavar="FILE", help="write every case and the summary")
+    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="draw the chart (needs matplotlib)")
+    parser.add_argument("--seed", type=int, default=0, help="the sampling seed sent with every case (0)")
+    parser.add_argument("--max-tokens", type=_positive, default=512, metavar="N", help="reply token limit (512)")
+    parser.add_argument("--data-dir", type=Path, metavar="DIR", help="BFCL data (default: the installed bfcl-eval's)")
 
 
 def _positive(text: str) -> int:
@@ -188,6 +246,10 @@ def _command(name: str) -> Command:
         from toolwire.cli._serve import serve_command
 
         return serve_command
+    if name == "eval":
+        from toolwire.cli._eval import eval_command
+
+        return eval_command
     if name == "mcp-server":
         from toolwire.cli._mcp import mcp_server_command
 

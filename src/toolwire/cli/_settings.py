@@ -57,6 +57,10 @@ class Settings:
     copilot_wire_api: str | None = None
     copilot_record: Path | None = None
     mcp_servers: tuple[McpServerSettings, ...] = ()
+    tool_choice: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    timeout: float | None = None
 
 
 def known_providers() -> list[str]:
@@ -72,18 +76,24 @@ def resolve(args: argparse.Namespace, config: Config) -> Settings:
         source = f" (from {config.path})" if args.provider is None and config.path else ""
         raise UsageError(f"Unknown provider {name!r}{source}; use one of: {', '.join(known_providers())}.")
     agent = config.agent
+    if args.tool_mode == "constrained" and getattr(args, "command", None) != "eval":
+        raise UsageError("--tool-mode constrained is only in `toolwire eval` so far; use native, text or auto here.")
     return Settings(
         provider=name,
         model=args.model or section.model,
         base_url=args.base_url or section.base_url,
         api_key_env=section.api_key_env,
-        tool_mode=args.tool_mode or agent.tool_mode,
+        tool_mode=agent.tool_mode if args.tool_mode in (None, "constrained") else args.tool_mode,
         max_tool_turns=agent.max_tool_turns if args.max_tool_turns is None else args.max_tool_turns,
         output_budget_chars=agent.output_budget_chars,
         system_prompt=agent.system_prompt,
         yes=bool(args.yes),
         config_path=config.path,
         mcp_servers=(*config.mcp, *_mcp_flags(args)),
+        tool_choice=getattr(args, "tool_choice", None),
+        max_tokens=getattr(args, "max_tokens", None),
+        temperature=getattr(args, "temperature", None),
+        timeout=getattr(args, "timeout", None),
         **_copilot(args, section, name),
     )
 

@@ -66,7 +66,10 @@ def _connect(settings: Settings) -> BaseClient:
     if settings.provider == COPILOT:
         return _connect_copilot(settings, key)
     try:
-        return connect_http(f"{settings.provider}:{settings.model}", api_key=key, base_url=settings.base_url)
+        options: dict[str, Any] = {"max_tokens": settings.max_tokens, "temperature": settings.temperature}
+        if settings.timeout is not None:
+            options["timeout"] = settings.timeout
+        return connect_http(f"{settings.provider}:{settings.model}", api_key=key, base_url=settings.base_url, **options)
     except AuthenticationError:
         variables = " or ".join(PROVIDERS[settings.provider].key_env)
         raise UsageError(
@@ -106,13 +109,17 @@ def _connect_copilot(settings: Settings, key: str | None) -> BaseClient:
 
 def build_agent(model: Model, settings: Settings, reviewer: Reviewer | None, tools: Sequence[Tool] = ()) -> Agent:
     """The agent over the standard tools (and `tools`, e.g. MCP servers'), rooted in the model's folder."""
-    return Agent(
-        model.client,
-        [*standard_tools(), *tools],
-        system=settings.system_prompt or _SYSTEM.format(root=model.root),
-        max_tool_turns=settings.max_tool_turns,
-        reviewer=reviewer,
-        tool_mode=settings.tool_mode,
-        output_budget_chars=settings.output_budget_chars,
-        context=ToolContext(deps={ROOT.id: model.root}),
-    )
+    try:
+        return Agent(
+            model.client,
+            [*standard_tools(), *tools],
+            system=settings.system_prompt or _SYSTEM.format(root=model.root),
+            max_tool_turns=settings.max_tool_turns,
+            reviewer=reviewer,
+            tool_mode=settings.tool_mode,
+            output_budget_chars=settings.output_budget_chars,
+            context=ToolContext(deps={ROOT.id: model.root}),
+            tool_choice=settings.tool_choice,
+        )
+    except ValueError as exc:  # a --tool-choice naming no tool is the user's to fix
+        raise UsageError(str(exc).replace("tool_choice", "--tool-choice", 1)) from None

@@ -41,4 +41,14 @@ def guarded(codec: Any) -> Codec:
     """`codec` behind the decoding boundary: bad input raises `CodecError` naming the field."""
     from toolwire.codecs.common.guard import GuardedCodec
 
-    return GuardedCodec(codec)
+    return GuardedCodec(codec, respelled=_respelled)
+
+
+def _respelled(name: str) -> frozenset[str]:
+    """The `extra` keys codec `name` keeps only to write a neutral field back as its caller spelled it.
+
+    Another codec drops them without naming them: the value went in the neutral field.
+    """
+    module_name = _MODULES.get(name)
+    codec = importlib.import_module(module_name).CODEC if module_name else None
+    return frozenset(getattr(codec, "respelled", ()))

@@ -46,6 +46,9 @@ def classify(exc: BaseException) -> GatewayError:
             return GatewayError(404, str(exc), field="model")
         case UpstreamTimeout():
             return GatewayError(504, f"The upstream did not answer in time: {exc.message}")
+        case ToolwireError(status=int(status)) if status >= 500:
+            # One upstream failure, one status: the same 502 as when it fails mid-stream (no status then).
+            return GatewayError(502, f"The upstream failed: {exc.message}", retry_after=exc.retry_after_header)
         case ToolwireError(status=int(status)) if status >= 400:  # a 200 the gateway cannot read is a 502
             return GatewayError(status, f"Upstream error: {exc.message}", retry_after=exc.retry_after_header)
         case ToolwireError():

@@ -49,7 +49,7 @@ _MODELED = {
     "gemini": frozenset({"contents", "tools", "toolConfig"}),
     "anthropic": frozenset({"system", "tools"}),
     "openai-responses": frozenset({"tools"}),
-    "openai": frozenset({"tools"}),
+    "openai": frozenset({"tools", "max_tokens", "max_completion_tokens"}),  # the caller's spelling of max_tokens
 }
 # Fields whose `extra` value holds only what the neutral form left out of them (name those parts).
 _PARTIAL = {"gemini": frozenset({"generationConfig"})}

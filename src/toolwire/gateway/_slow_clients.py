@@ -14,7 +14,7 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["DEFAULT_HEADER_TIMEOUT", "HeaderDeadline", "header_deadline_protocol"]
+__all__ = ["DEFAULT_HEADER_TIMEOUT", "H11HeaderDeadlineProtocol", "HeaderDeadline", "header_deadline_protocol"]
 
 DEFAULT_HEADER_TIMEOUT = 15.0
 """Seconds a client has to send a request's headers (from connecting, or the end of the last reply)."""
@@ -71,27 +71,28 @@ class HeaderDeadline:
             self.transport.close()
 
 
-class HeaderDeadlineH11(HeaderDeadline, H11Protocol):
+class H11HeaderDeadlineProtocol(HeaderDeadline, H11Protocol):
     """uvicorn's h11 protocol with the header deadline."""
 
 
 try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 except ImportError:  # httptools is not installed: uvicorn would use h11 too
-    _DEFAULT: type[Any] = HeaderDeadlineH11
+    _BEST: type[Any] = H11HeaderDeadlineProtocol
 else:
 
-    class HeaderDeadlineHttpTools(HeaderDeadline, HttpToolsProtocol):
+    class HttpToolsHeaderDeadlineProtocol(HeaderDeadline, HttpToolsProtocol):
         """uvicorn's httptools protocol with the header deadline."""
 
-    _DEFAULT = HeaderDeadlineHttpTools
+    _BEST = HttpToolsHeaderDeadlineProtocol
 
 
 def header_deadline_protocol(header_timeout: float = DEFAULT_HEADER_TIMEOUT) -> type[Any]:
     """The protocol class for `uvicorn.Config(http=...)`, with its own header deadline.
 
-    The default one is a module-level class: `--workers N` pickles it into each worker.
+    The default deadline's class is a module-level one, so `--workers N` can pickle the config
+    for its worker processes; another deadline makes a subclass (one process only).
     """
     if header_timeout == DEFAULT_HEADER_TIMEOUT:
-        return _DEFAULT
-    return type("HeaderDeadlineProtocol", (_DEFAULT,), {"header_timeout": header_timeout})
+        return _BEST
+    return type("HeaderDeadlineProtocol", (_BEST,), {"header_timeout": header_timeout})

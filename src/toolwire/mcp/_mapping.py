@@ -107,7 +107,7 @@ def usable_tools(listed: Sequence[Any]) -> tuple[list[types.Tool], list[str]]:
     One tool with a broken `inputSchema` must not cost the server its other tools: the SDK
     would refuse the whole list, and a provider the whole request.
     """
-    import jsonschema  # type: ignore[import-untyped]  # a dependency of the mcp SDK, untyped
+    import jsonschema  # a toolwire dependency (constrained mode validates with it too)
 
     usable: list[types.Tool] = []
     skipped: list[str] = []

@@ -11,7 +11,15 @@ library (plus `json_repair`, lazily, for small broken JSON). Never imports a cod
 
 from __future__ import annotations
 
-from toolwire.textcalls._conversation import TOOL_MODES, ToolMode, calls_from_text, result_text, to_text_messages
+from toolwire.textcalls._conversation import (
+    TOOL_MODES,
+    ToolMode,
+    append_result_text,
+    calls_from_text,
+    result_message_text,
+    result_text,
+    to_text_messages,
+)
 from toolwire.textcalls._model import HasDefinition, ToolLike
 from toolwire.textcalls._parse import parse_tool_calls
 from toolwire.textcalls._render import TOOL_CALL_PREFIX, render_tool_prompt
@@ -22,9 +30,11 @@ __all__ = [
     "HasDefinition",
     "ToolLike",
     "ToolMode",
+    "append_result_text",
     "calls_from_text",
     "parse_tool_calls",
     "render_tool_prompt",
+    "result_message_text",
     "result_text",
     "to_text_messages",
 ]

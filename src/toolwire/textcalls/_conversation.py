@@ -30,7 +30,15 @@ from toolwire.types import (
     UserMessage,
 )
 
-__all__ = ["TOOL_MODES", "ToolMode", "calls_from_text", "result_text", "to_text_messages"]
+__all__ = [
+    "TOOL_MODES",
+    "ToolMode",
+    "append_result_text",
+    "calls_from_text",
+    "result_message_text",
+    "result_text",
+    "to_text_messages",
+]
 
 ToolMode = Literal["native", "text", "auto"]
 TOOL_MODES: tuple[ToolMode, ...] = ("native", "text", "auto")
@@ -60,7 +68,7 @@ def to_text_messages(messages: Sequence[Message], tools: Sequence[ToolDefinition
         elif isinstance(message, AssistantMessage):
             out.append(_assistant_as_text(message))
         elif isinstance(message, ToolResult):
-            _append_user_text(out, _result_as_text(message))
+            append_result_text(out, result_message_text(message))
         else:
             out.append(message)
     if not system_done and prompt:
@@ -79,13 +87,14 @@ def _assistant_as_text(message: AssistantMessage) -> AssistantMessage:
     return AssistantMessage(parts=[TextPart(text=text)] if text else [])
 
 
-def _result_as_text(result: ToolResult) -> str:
+def result_message_text(result: ToolResult) -> str:
+    """A result as the user text that carries it back (`TOOL_RESULT (result) for name [id]:`)."""
     label = "error" if result.kind == "error" else "result"
     return f"{RESULT_PREFIX} ({label}) for {result.name} [{result.tool_call_id}]:\n{result_text(result)}"
 
 
-def _append_user_text(out: list[Message], text: str) -> None:
-    """Results of one turn go back together, as one user message the model can read."""
+def append_result_text(out: list[Message], text: str) -> None:
+    """Append a result's text to `out`: results of one turn go back as one user message."""
     last = out[-1] if out else None
     if isinstance(last, UserMessage) and isinstance(last.content, str) and last.content.startswith(RESULT_PREFIX):
         out[-1] = UserMessage(content=f"{last.content}\n\n{text}")

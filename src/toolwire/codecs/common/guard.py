@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from toolwire.codecs.common.degradations import warn_once
@@ -117,20 +117,27 @@ class GuardedDecoder:
 class GuardedCodec:
     """A codec with its decoding entry points behind the boundary; encoding is passed through."""
 
-    def __init__(self, codec: Any) -> None:
+    def __init__(self, codec: Any, respelled: Callable[[str], frozenset[str]] | None = None) -> None:
         self._codec = codec
         self.name: str = codec.name
+        self._respelled = respelled or (lambda name: frozenset())
 
     def encode_request(self, request: Request) -> dict[str, Any]:
-        """See `Codec.encode_request`; another codec's `extra` options are left out (logged once)."""
+        """See `Codec.encode_request`; another codec's `extra` options are left out (logged once).
+
+        Keys the other codec kept only for its caller's spelling of a neutral field (`respelled`)
+        are left out unnamed: their value travels in that field.
+        """
         if request.extra and request.extra_codec not in (None, self.name):
-            dropped = ", ".join(sorted(request.extra))
-            warn_once(
-                _log,
-                _warned,
-                f"{self.name}:{request.extra_codec}:{dropped}",
-                f"{self.name}: left out {request.extra_codec} options it has no equivalent for: {dropped}.",
-            )
+            spellings = self._respelled(request.extra_codec)
+            dropped = ", ".join(sorted(k for k in request.extra if k not in spellings))
+            if dropped:
+                warn_once(
+                    _log,
+                    _warned,
+                    f"{self.name}:{request.extra_codec}:{dropped}",
+                    f"{self.name}: left out {request.extra_codec} options it has no equivalent for: {dropped}.",
+                )
             request = dataclasses.replace(request, extra={}, extra_codec=None)
         body: dict[str, Any] = self._codec.encode_request(request)
         return body

@@ -28,6 +28,8 @@ class OpenAICodec:
     """
 
     name = NAME
+    respelled = frozenset({"max_tokens", "max_completion_tokens"})
+    """`extra` keys that only keep the caller's spelling of `max_tokens`, for an exact round trip."""
 
     def __init__(self, profile: OpenAIProfile = PROFILES["openai"]) -> None:
         self.profile = profile
@@ -36,6 +38,10 @@ class OpenAICodec:
     def encode_request(self, request: Request) -> dict[str, Any]:
         """Return the exact JSON body for `request`."""
         return self._requests.encode(request)
+
+    def unstreamable(self, request: Request) -> str | None:
+        """Why this server cannot stream `request` (its profile says so), or `None` when it can."""
+        return self._requests.unstreamable(request)
 
     def decode_request(self, body: dict[str, Any]) -> Request:
         """Read a request body back; keys toolwire does not model go to `Request.extra`."""

@@ -42,7 +42,10 @@ class ChatRequests:
                 request.messages, self.profile.reasoning_field, self.profile.max_call_id_length
             ),
         }
-        tools, choice = self._encode_tools(request.tools, request.tool_choice)
+        self._check_choice(request)
+        tools, choice = self._encode_tools(request.tools, self.tool_choice(request))
+        if self.profile.empty_call_content is not None:
+            _fill_empty_call_content(body["messages"], self.profile.empty_call_content)
         if tools:
             body["tools"] = tools
         if choice is not None:
@@ -58,6 +61,43 @@ class ChatRequests:
             body["stream_options"] = dict(_STREAM_OPTIONS)
         body.update(extra)
         return body
+
+    def tool_choice(self, request: Request) -> ToolChoice | None:
+        """The choice sent: the request's own, or the profile's default when tools go without one."""
+        if request.tool_choice is None and request.tools:
+            return self.profile.default_tool_choice
+        return request.tool_choice
+
+    def unstreamable(self, request: Request) -> str | None:
+        """Why this server cannot stream `request` (the client then asks unstreamed), or `None`."""
+        choice = self.tool_choice(request)
+        if self.profile.streamed_tool_choices == "all" or not request.tools:
+            return None
+        if isinstance(choice, NamedToolChoice) or choice == "none":
+            return None
+        return (
+            f"the {self.profile.name} server streams tool calls only for a named tool_choice, "
+            f"not {choice!r} (profile flag streamed_tool_choices='named')"
+        )
+
+    def _check_choice(self, request: Request) -> None:
+        """Refuse, before sending, a choice this server fails on in a way no retry fixes."""
+        if not request.tools:
+            return
+        choice, name = self.tool_choice(request), self.profile.name
+        if choice == "required" and not self.profile.required_tool_choice:
+            raise CodecError(
+                f"The {name} server cannot take tool_choice 'required' (profile flag required_tool_choice); "
+                "name the tool to call (tool_choice='<tool name>') or send 'auto'.",
+                provider=name,
+            )
+        if choice in ("auto", None) and not self.profile.auto_tool_choice:
+            raise CodecError(
+                f"The {name} server cannot choose among tools by itself (tool_choice {choice!r}; profile flag "
+                "auto_tool_choice): name the tool to call, use tool mode 'text', or start vLLM with "
+                "--enable-auto-tool-choice --tool-call-parser <parser> and connect as 'vllm'.",
+                provider=name,
+            )
 
     def _encode_options(self, request: Request, body: dict[str, Any]) -> dict[str, Any]:
         """Put the sampling options in `body`; return the `extra` still to merge."""
@@ -152,6 +192,12 @@ class ChatRequests:
             stream=stream,
             extra=rest,
         )
+
+
+def _fill_empty_call_content(messages: list[dict[str, Any]], content: str) -> None:
+    for message in messages:
+        if message.get("role") == "assistant" and message.get("content") is None:
+            message["content"] = content
 
 
 def _encode_tool_choice(choice: ToolChoice | None) -> str | dict[str, Any] | None:

@@ -1,0 +1,98 @@
+"""`toolwire eval bfcl`: a tool-calling benchmark against any provider in any tool mode.
+
+Cases come from the Berkeley Function Calling Leaderboard's files (`pip install --no-deps
+bfcl-eval`), one request each at temperature 0 with a fixed seed; a progress bar runs on
+stderr, the table (accuracy, replies parsed, calls schema-valid, latency p50 per category)
+goes to stdout, `--json` keeps every case, `--plot` draws the chart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from toolwire.cli._settings import Settings, UsageError
+from toolwire.cli._setup import open_model
+from toolwire.cli._terminal import Loop
+from toolwire.client import Client
+from toolwire.evals import BfclCase, BfclDataError, load_cases
+from toolwire.evals._report import CategorySummary, build_report, summarize, write_chart
+from toolwire.evals._runner import CaseResult, EvalMode, RequestOptions, run_case
+
+__all__ = ["eval_command"]
+
+
+def eval_command(settings: Settings, args: argparse.Namespace) -> int:
+    """Run the benchmark, print the table; exit status 0 whatever the score."""
+    mode: EvalMode = args.tool_mode or settings.tool_mode
+    cases = _cases(args)
+    options = RequestOptions(temperature=0.0, seed=args.seed, max_tokens=args.max_tokens)
+    err = Console(stderr=True, highlight=False)
+    with open_model(settings) as model:
+        if not isinstance(model.client, Client):
+            raise UsageError(f"toolwire eval needs an HTTP provider; {settings.provider!r} is not one.")
+        client = model.client
+        started, cpu = time.perf_counter(), time.process_time()
+        with Loop(client) as loop, _progress(err) as progress:
+            task = progress.add_task(f"bfcl {mode}", total=len(cases))
+            results: list[CaseResult] = []
+            for case in cases:
+                results.append(loop.run(run_case(client, case, mode, options)))
+                progress.advance(task)
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    summaries = summarize(results)
+    Console(highlight=False).print(_table(summaries, f"BFCL, {settings.provider}:{settings.model}, tool mode {mode}"))
+    if args.json_out:
+        meta = {
+            "benchmark": "bfcl",
+            "provider": settings.provider,
+            "model": settings.model,
+            "base_url": settings.base_url,
+            "tool_mode": mode,
+            "limit": args.limit,
+            "seed": args.seed,
+            "max_tokens": args.max_tokens,
+        }
+        report = build_report(meta, results, wall, cpu)
+        args.json_out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.plot:
+        write_chart({mode: summaries}, args.plot)
+    return 0
+
+
+def _cases(args: argparse.Namespace) -> list[BfclCase]:
+    categories = [c.strip() for c in args.categories.split(",") if c.strip()]
+    try:
+        return list(load_cases(categories, limit=args.limit, data_dir=args.data_dir))
+    except BfclDataError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _progress(console: Console) -> Progress:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    return Progress(*columns, console=console, transient=True)
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f} %"
+
+
+def _table(summaries: list[CategorySummary], title: str) -> Table:
+    table = Table(title=title)
+    for column in ("category", "cases", "accuracy", "parsed", "calls valid", "latency p50"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    for s in summaries:
+        table.add_row(
+            s.category,
+            str(s.cases),
+            _percent(s.accuracy),
+            _percent(s.parsed_share),
+            f"{_percent(s.valid_share)} of {s.calls}",
+            f"{s.latency_p50_s:.2f} s",
+        )
+    return table

@@ -1,0 +1,112 @@
+"""What a server's schema engine can enforce, and a tool schema loosened to fit it.
+
+Constrained decoding turns a JSON Schema into a grammar; engines differ in what they can turn
+(llama.cpp's converter has no numeric bounds, Ollama's none of `pattern`, several reject
+recursive references). `SchemaSupport` says, as data, what one engine takes; `loosen` drops or
+rewrites the rest and returns one note per change, for a debug line. Loosening only widens what
+the engine accepts: the reply is still validated against the tool's own schema afterwards.
+
+Loosening also closes objects: an object schema that lists `properties` and says nothing about
+`additionalProperties` gets `additionalProperties: false`, since a grammar left open lets a
+small model invent parameters, and no tool wants parameters it never documented.
+
+Imports only `toolwire.schema` and the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolwire.schema import inline_refs
+
+__all__ = ["PORTABLE", "SchemaSupport", "loosen"]
+
+# Keywords whose value is a map of name -> schema, a list of schemas, or one schema.
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_SCHEMA_ONE = frozenset({"items", "additionalProperties"})
+_NUMERIC_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
+_STRING_LENGTHS = frozenset({"minLength", "maxLength"})
+_ARRAY_LENGTHS = frozenset({"minItems", "maxItems"})
+# Never part of a grammar: annotations, and validation-only keywords that no engine turns into one.
+_ALWAYS_DROPPED = frozenset(
+    {"title", "default", "examples", "$schema", "$id", "$comment", "deprecated", "readOnly", "writeOnly"}
+    | {"uniqueItems", "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "if", "then", "else"}
+    | {"not", "contains", "minContains", "maxContains", "unevaluatedProperties", "unevaluatedItems", "propertyNames"}
+    | {"patternProperties", "optional"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaSupport:
+    """What one schema engine can enforce; everything else is loosened before sending.
+
+    Local `$ref`s are always inlined, whatever the engine: a tool's `#/$defs/...` would point
+    into the wrong document once its schema sits inside the reply schema. A reference back into
+    itself (a recursive model) therefore becomes "any object", with a note.
+
+    Attributes:
+        pattern: `pattern` on strings.
+        formats: The `format` values understood (`date`, `uuid`, ...).
+        numeric_bounds: `minimum`, `maximum`, their exclusive forms and `multipleOf`.
+        string_lengths: `minLength` / `maxLength`.
+        array_lengths: `minItems` / `maxItems`.
+    """
+
+    pattern: bool = False
+    formats: frozenset[str] = field(default_factory=frozenset)
+    numeric_bounds: bool = False
+    string_lengths: bool = True
+    array_lengths: bool = True
+
+    def drops(self, keyword: str, value: Any) -> bool:
+        """Whether `keyword: value` is beyond this engine."""
+        return (
+            keyword in _ALWAYS_DROPPED
+            or (keyword == "pattern" and not self.pattern)
+            or (keyword == "format" and value not in self.formats)
+            or (keyword in _NUMERIC_BOUNDS and not self.numeric_bounds)
+            or (keyword in _STRING_LENGTHS and not self.string_lengths)
+            or (keyword in _ARRAY_LENGTHS and not self.array_lengths)
+        )
+
+
+# What any engine toolwire knows takes: objects, arrays, enums, const, anyOf, lengths; no refs.
+PORTABLE = SchemaSupport()
+
+
+def loosen(schema: dict[str, Any], support: SchemaSupport = PORTABLE) -> tuple[dict[str, Any], list[str]]:
+    """`schema` cut to what `support` can enforce, with one note per change (`path: what`).
+
+    The input is left untouched.
+    """
+    notes: list[str] = []
+    if '"$ref"' in json.dumps(schema):
+        schema = inline_refs(schema)
+        if "recursive reference omitted" in json.dumps(schema):
+            notes.append("$: a recursive reference cut to any object")
+    return _loosen_node(schema, support, "$", notes), notes
+
+
+def _loosen_node(node: Any, support: SchemaSupport, path: str, notes: list[str]) -> Any:
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if support.drops(key, value):
+            if key not in ("title", "default", "examples", "$comment", "optional"):
+                notes.append(f"{path}: {key} {json.dumps(value, ensure_ascii=False)[:60]} dropped")
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _loosen_node(sub, support, f"{path}.{name}", notes) for name, sub in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [_loosen_node(sub, support, f"{path}[{i}]", notes) for i, sub in enumerate(value)]
+        elif key in _SCHEMA_ONE:
+            out[key] = _loosen_node(value, support, f"{path}[]", notes)
+        else:
+            out[key] = value
+    if "properties" in out and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out

@@ -1,0 +1,168 @@
+"""Run BFCL cases against a model in one tool mode and score each reply.
+
+One request per case, sent as the mode sends it: `native` offers the tools (`tool_choice`
+auto), `text` describes them in the prompt and parses calls from the reply, `auto` is native
+and parses the text when no native call came, `constrained` sends the reply schema
+(`toolwire.constrained`). Each reply is scored by BFCL's AST rules (`check_calls`), and also
+for what toolwire promises: did it parse, and does each call match its tool's schema.
+
+Imports the client layer, the tool modes and this package; no I/O beyond the client's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolwire.client import Client
+from toolwire.constrained import PORTABLE, SchemaSupport, argument_errors, calls_from_reply, constrained_request
+from toolwire.errors import ToolwireError
+from toolwire.evals._bfcl_checker import check_calls
+from toolwire.evals._bfcl_data import BfclCase
+from toolwire.textcalls import calls_from_text, to_text_messages
+from toolwire.types import Request, Response, ToolCall
+
+__all__ = ["EVAL_MODES", "CaseResult", "EvalMode", "RequestOptions", "run_case", "run_cases"]
+
+EvalMode = Literal["native", "text", "auto", "constrained"]
+EVAL_MODES: tuple[EvalMode, ...] = ("native", "text", "auto", "constrained")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestOptions:
+    """How every case is asked: temperature 0 and a fixed seed, for repeatable runs.
+
+    Attributes:
+        support: What the server's schema engine enforces (constrained mode loosens the rest).
+        adapt: Applied to each request just before it is sent, for what a server needs and no
+            profile says yet (e.g. the schema in another `response_format` form).
+    """
+
+    temperature: float | None = 0.0
+    seed: int | None = 0
+    max_tokens: int | None = 512
+    support: SchemaSupport = PORTABLE
+    adapt: Callable[[Request], Request] | None = None
+
+    def prepare(self, request: Request) -> Request:
+        """The request as sent."""
+        return self.adapt(request) if self.adapt is not None else request
+
+
+@dataclass(slots=True)
+class CaseResult:
+    """One case's outcome.
+
+    Attributes:
+        calls: The model's calls in BFCL's form, `[{bfcl_name: arguments}]`.
+        parsed: The reply was readable as the mode asks (a final answer, or calls whose
+            arguments decoded and whose names are tools; in constrained mode, the JSON shape whole).
+        valid_calls: How many calls name a tool and match its schema.
+        latency_s: Seconds from sending the request to having the decoded reply.
+        error: Why the case is wrong (the broken rule), or the failure of the request.
+        text: The reply's text (constrained mode: the raw JSON), for a look at what the model wrote.
+    """
+
+    id: str
+    category: str
+    correct: bool
+    parsed: bool
+    calls: list[dict[str, Any]]
+    valid_calls: int
+    latency_s: float
+    error: str = ""
+    text: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+
+def _request(case: BfclCase, options: RequestOptions, model: str) -> Request:
+    return Request(
+        model=model,
+        messages=list(case.messages),
+        tools=list(case.tools),
+        tool_choice="auto",
+        temperature=options.temperature,
+        seed=options.seed,
+        max_tokens=options.max_tokens,
+    )
+
+
+async def _ask(
+    client: Client, case: BfclCase, mode: EvalMode, options: RequestOptions
+) -> tuple[Response, bool, str, list[str]]:
+    """The decoded reply, whether it parsed, the raw text and notes, for one case in `mode`."""
+    request = _request(case, options, client.model)
+    if mode == "constrained":
+        sent, reply = constrained_request(request, options.support)
+        raw = await client.complete_request(options.prepare(sent))
+        assert reply is not None  # every BFCL case has tools
+        response, found = calls_from_reply(raw, reply)
+        return response, found.parsed, raw.text, found.notes
+    if mode == "text":
+        sent = dataclasses.replace(
+            request, messages=to_text_messages(request.messages, request.tools), tools=[], tool_choice=None
+        )
+        raw = await client.complete_request(options.prepare(sent))
+        response = calls_from_text(raw, request.tools, "text")
+    else:
+        raw = await client.complete_request(options.prepare(request))
+        response = calls_from_text(raw, request.tools, "auto-text") if mode == "auto" and not raw.tool_calls else raw
+    return response, _calls_parsed(response.tool_calls, case), raw.text, []
+
+
+def _calls_parsed(calls: list[ToolCall], case: BfclCase) -> bool:
+    names = {tool.name for tool in case.tools}
+    return all(call.name in names and "arguments_error" not in call.metadata for call in calls)
+
+
+def _valid_calls(calls: list[ToolCall], case: BfclCase) -> int:
+    tools = {tool.name: tool for tool in case.tools}
+    return sum(
+        1
+        for call in calls
+        if call.name in tools
+        and "arguments_error" not in call.metadata
+        and argument_errors(call.arguments, tools[call.name].parameters) is None
+    )
+
+
+async def run_case(
+    client: Client, case: BfclCase, mode: EvalMode, options: RequestOptions = RequestOptions()
+) -> CaseResult:
+    """Ask the model one case in `mode` and score the reply; a failed request is a wrong case, not an error."""
+    started = time.perf_counter()
+    try:
+        response, parsed, text, notes = await _ask(client, case, mode, options)
+    except ToolwireError as exc:
+        elapsed = time.perf_counter() - started
+        return CaseResult(case.id, case.category, False, False, [], 0, elapsed, error=f"{type(exc).__name__}: {exc}")
+    elapsed = time.perf_counter() - started
+    calls = [{case.bfcl_name(call.name): call.arguments} for call in response.tool_calls]
+    verdict = check_calls(case.category, case.functions, calls, case.possible_answer)
+    return CaseResult(
+        id=case.id,
+        category=case.category,
+        correct=verdict.valid,
+        parsed=parsed,
+        calls=calls,
+        valid_calls=_valid_calls(response.tool_calls, case),
+        latency_s=elapsed,
+        error=verdict.error,
+        text=text,
+        notes=notes,
+    )
+
+
+async def run_cases(
+    client: Client, cases: Iterable[BfclCase], mode: EvalMode, options: RequestOptions = RequestOptions()
+) -> AsyncIterator[CaseResult]:
+    """Each case's result, one case at a time (so latencies are the model's own, unshared)."""
+    for case in cases:
+        yield await run_case(client, case, mode, options)

@@ -1,0 +1,104 @@
+"""Reading constrained replies: answers, calls validated against their tools, and what else can arrive."""
+
+from __future__ import annotations
+
+import json
+
+from toolwire.constrained import argument_errors, parse_reply
+from toolwire.types import ToolDefinition
+
+AREA = ToolDefinition(
+    name="triangle_area",
+    description="Area of a triangle.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "base": {"type": "integer"},
+            "height": {"type": "number"},
+            "unit": {"type": "string", "pattern": "^[a-z]+$"},
+        },
+        "required": ["base", "height"],
+    },
+)
+TOOLS = [AREA]
+
+
+def shaped(*calls: dict[str, object]) -> str:
+    return json.dumps({"call_count": len(calls), "tool_calls": list(calls)})
+
+
+def area(base: object, height: object, **more: object) -> dict[str, object]:
+    return {"name": "triangle_area", "arguments": {"base": base, "height": height, **more}}
+
+
+def test_a_call_of_no_tool_fits_is_the_answer() -> None:
+    reply = parse_reply(shaped({"name": "no_tool_fits", "arguments": {"reply": "No tool can do that."}}), TOOLS)
+    assert (reply.text, reply.calls, reply.parsed, reply.notes) == ("No tool can do that.", [], True, [])
+
+
+def test_calls_become_tool_calls_with_fresh_ids() -> None:
+    reply = parse_reply(shaped(area(10, 5), area(3, 4.5)), TOOLS)
+    assert reply.parsed and reply.text == ""
+    assert [(c.name, c.arguments, c.metadata) for c in reply.calls] == [
+        ("triangle_area", {"base": 10, "height": 5}, {}),
+        ("triangle_area", {"base": 3, "height": 4.5}, {}),
+    ]
+    assert len({c.id for c in reply.calls}) == 2 and all(c.id.startswith("call_") for c in reply.calls)
+
+
+def test_arguments_are_validated_against_the_tools_own_schema() -> None:
+    # The pattern was loosened out of the grammar; the tool's own schema still holds it.
+    (call,) = parse_reply(shaped(area(10, 5, unit="CM")), TOOLS).calls
+    assert call.arguments == {"base": 10, "height": 5, "unit": "CM"}
+    assert call.metadata["arguments_error"] == (
+        "The arguments do not match the tool's schema: at 'unit': 'CM' does not match '^[a-z]+$'."
+    )
+
+
+def test_an_unknown_tool_is_kept_with_an_error() -> None:
+    (call,) = parse_reply(shaped({"name": "search", "arguments": {"q": "x"}}), TOOLS).calls
+    assert (call.name, call.metadata["arguments_error"]) == ("search", "There is no tool named 'search'.")
+
+
+def test_repeated_identical_calls_are_kept_once() -> None:
+    reply = parse_reply(
+        shaped(area(10, 5), area(10, 5), {"name": "triangle_area", "arguments": {"height": 5, "base": 10}}), TOOLS
+    )
+    assert [c.arguments for c in reply.calls] == [{"base": 10, "height": 5}]
+    assert reply.notes == ["a repeated call of 'triangle_area' with the same arguments dropped"] * 2
+    assert reply.parsed
+
+
+def test_a_reply_cut_by_the_token_limit_is_repaired_and_not_counted_as_parsed() -> None:
+    reply = parse_reply(
+        '{"call_count": 1, "tool_calls": [{"name": "triangle_area", "arguments": {"base": 10, "height": 5', TOOLS
+    )
+    assert [(c.name, c.arguments) for c in reply.calls] == [("triangle_area", {"base": 10, "height": 5})]
+    assert not reply.parsed
+    assert reply.notes == ["the reply was not whole JSON (cut by the token limit?) and was repaired"]
+
+
+def test_other_shapes_are_read_but_not_counted_as_parsed_and_prose_stays_text() -> None:
+    wrong_count = parse_reply(json.dumps({"call_count": 2, "tool_calls": [area(1, 2)]}), TOOLS)
+    assert ([c.name for c in wrong_count.calls], wrong_count.parsed) == (["triangle_area"], False)
+    assert wrong_count.notes == ["the call count is missing or does not match"]
+    no_count = parse_reply(json.dumps({"tool_calls": [area(1, 2)]}), TOOLS)
+    assert ([c.name for c in no_count.calls], no_count.parsed) == (["triangle_area"], False)
+    lone = parse_reply(json.dumps(area(1, 2)), TOOLS)
+    assert ([c.name for c in lone.calls], lone.parsed) == (["triangle_area"], False)
+    answer = parse_reply('{"answer": "4"}', TOOLS)
+    assert (answer.text, answer.calls, answer.parsed) == ("4", [], False)
+    prose = parse_reply("The area is 25.", TOOLS)
+    assert (prose.text, prose.calls, prose.parsed) == ("The area is 25.", [], False)
+    empty = parse_reply('{"call_count": 0, "tool_calls": []}', TOOLS)
+    assert (empty.text, empty.calls, empty.parsed) == ('{"call_count": 0, "tool_calls": []}', [], False)
+
+
+def test_argument_errors_name_each_problem_and_pass_a_schema_that_is_not_json_schema() -> None:
+    schema = AREA.parameters
+    assert argument_errors({"base": 1, "height": 2}, schema) is None
+    assert argument_errors({"base": "1"}, schema) == (
+        "The arguments do not match the tool's schema: 'height' is a required property; "
+        "at 'base': '1' is not of type 'integer'."
+    )
+    assert argument_errors({"x": 1}, {"type": "dict"}) is None  # BFCL's dialect is not JSON Schema

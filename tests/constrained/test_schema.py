@@ -1,0 +1,189 @@
+"""The reply schema: its exact shape per tool_choice, what loosening does, and that it accepts what it should."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import jsonschema
+import pytest
+
+from toolwire.constrained import PORTABLE, SchemaSupport, loosen, reply_schema
+from toolwire.types import NamedToolChoice, ToolDefinition
+
+AREA = ToolDefinition(
+    name="triangle_area",
+    description="Area of a triangle.",
+    parameters={
+        "type": "object",
+        "properties": {"base": {"type": "integer"}, "height": {"type": "number"}},
+        "required": ["base", "height"],
+    },
+)
+WEATHER = ToolDefinition(
+    name="weather",
+    description="Weather in a city.",
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string", "pattern": "^[A-Z]"}},
+        "required": ["city"],
+    },
+)
+NO_TOOL_ARGUMENTS = {
+    "type": "object",
+    "properties": {"reply": {"type": "string"}},
+    "required": ["reply"],
+    "additionalProperties": False,
+}
+AREA_ARGUMENTS = {**(AREA.parameters or {}), "additionalProperties": False}
+WEATHER_ARGUMENTS = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+
+
+def call_schema(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"name": {"const": name}, "arguments": arguments},
+        "required": ["name", "arguments"],
+        "additionalProperties": False,
+    }
+
+
+def counted(count: int, items: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "call_count": {"const": count},
+            "tool_calls": {"type": "array", "items": items, "minItems": count, "maxItems": count},
+        },
+        "required": ["call_count", "tool_calls"],
+        "additionalProperties": False,
+    }
+
+
+def test_auto_asks_for_the_count_then_exactly_that_many_calls_of_the_tools_or_no_tool_fits() -> None:
+    reply = reply_schema([AREA, WEATHER], max_calls=2)
+    assert reply is not None
+    items = {
+        "anyOf": [
+            call_schema("triangle_area", AREA_ARGUMENTS),
+            call_schema("weather", WEATHER_ARGUMENTS),
+            call_schema("no_tool_fits", NO_TOOL_ARGUMENTS),
+        ]
+    }
+    assert reply.schema == {"anyOf": [counted(1, items), counted(2, items)]}
+    assert (reply.answer_allowed, reply.max_calls, reply.no_tool) == (True, 2, "no_tool_fits")
+    assert [t.name for t in reply.tools] == ["triangle_area", "weather"]
+    default = reply_schema([AREA])
+    assert default is not None and len(default.schema["anyOf"]) == 4  # counts 1 to MAX_CALLS
+
+
+def test_none_constrains_nothing_required_drops_no_tool_fits_a_name_keeps_one_tool() -> None:
+    assert reply_schema([AREA, WEATHER], "none") is None
+    assert reply_schema([], "auto") is None
+    required = reply_schema([AREA], "required", parallel_tool_calls=False)
+    assert required is not None and required.schema == counted(1, call_schema("triangle_area", AREA_ARGUMENTS))
+    named = reply_schema([AREA, WEATHER], NamedToolChoice("weather"), parallel_tool_calls=False)
+    assert named is not None and named.schema == counted(1, call_schema("weather", WEATHER_ARGUMENTS))
+    assert not named.answer_allowed
+
+
+def test_a_real_tool_named_no_tool_fits_keeps_its_name_and_the_pseudo_tool_moves_aside() -> None:
+    clash = ToolDefinition(name="no_tool_fits", description="A real tool.", parameters=None)
+    reply = reply_schema([clash], parallel_tool_calls=False)
+    assert reply is not None and reply.no_tool == "no_tool_fits_"
+    names = [alt["properties"]["name"]["const"] for alt in reply.schema["properties"]["tool_calls"]["items"]["anyOf"]]
+    assert names == ["no_tool_fits", "no_tool_fits_"]
+
+
+def test_a_named_tool_that_is_not_offered_is_a_clear_error() -> None:
+    with pytest.raises(
+        ValueError, match=r"tool_choice names 'search', which is not among the tools \('triangle_area'\)"
+    ):
+        reply_schema([AREA], NamedToolChoice("search"))
+
+
+def test_the_schema_accepts_answers_and_valid_calls_and_nothing_else() -> None:
+    reply = reply_schema([AREA, WEATHER])
+    assert reply is not None
+    validator = jsonschema.Draft202012Validator(reply.schema)
+    paris = {"name": "weather", "arguments": {"city": "Paris"}}
+    good = [
+        {"call_count": 1, "tool_calls": [{"name": "no_tool_fits", "arguments": {"reply": "It is sunny."}}]},
+        {"call_count": 1, "tool_calls": [paris]},
+        {"call_count": 2, "tool_calls": [{"name": "triangle_area", "arguments": {"base": 2, "height": 1.5}}, paris]},
+    ]
+    bad = [
+        {"call_count": 0, "tool_calls": []},
+        {"call_count": 2, "tool_calls": [paris]},
+        {"tool_calls": [paris]},
+        {"call_count": 1, "tool_calls": [{"name": "search", "arguments": {}}]},
+        {"call_count": 1, "tool_calls": [{"name": "weather", "arguments": {"city": "Paris", "unit": "C"}}]},
+        {"call_count": 1, "tool_calls": [{"name": "triangle_area", "arguments": {"base": "2", "height": 1}}]},
+        {"call_count": 5, "tool_calls": [paris] * 5},
+        {"answer": "x"},
+    ]
+    assert [validator.is_valid(v) for v in good] == [True] * 3
+    assert [validator.is_valid(v) for v in bad] == [False] * 8
+
+
+def test_loosening_drops_what_the_engine_cannot_enforce_and_says_where(caplog: pytest.LogCaptureFixture) -> None:
+    schema = {
+        "type": "object",
+        "title": "Args",
+        "properties": {
+            "when": {"type": "string", "format": "date"},
+            "code": {"type": "string", "pattern": "^[A-Z]{3}$", "minLength": 3},
+            "count": {"type": "integer", "minimum": 1, "default": 1},
+        },
+    }
+    loosened, notes = loosen(schema, PORTABLE)
+    assert loosened == {
+        "type": "object",
+        "properties": {
+            "when": {"type": "string"},
+            "code": {"type": "string", "minLength": 3},
+            "count": {"type": "integer"},
+        },
+        "additionalProperties": False,
+    }
+    assert notes == [
+        '$.when: format "date" dropped',
+        '$.code: pattern "^[A-Z]{3}$" dropped',
+        "$.count: minimum 1 dropped",
+    ]
+    rich = SchemaSupport(pattern=True, formats=frozenset({"date"}), numeric_bounds=True)
+    assert loosen(schema, rich)[1] == []
+    with caplog.at_level(logging.DEBUG, logger="toolwire.constrained"):
+        reply_schema([WEATHER])
+    assert [r.getMessage() for r in caplog.records] == [
+        "constrained mode: tool 'weather': $.city: pattern \"^[A-Z]\" dropped "
+        "(its calls are still validated against its own schema)"
+    ]
+
+
+def test_references_are_inlined_and_recursion_cut_to_any_object() -> None:
+    tree = {
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+        "$defs": {
+            "Node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}
+        },
+    }
+    loosened, notes = loosen(tree)
+    children = loosened["properties"]["root"]["properties"]["children"]["items"]
+    assert children == {"type": "object", "description": "(recursive reference omitted: 'Node')"}
+    assert "$defs" not in loosened
+    assert notes == ["$: a recursive reference cut to any object"]
+
+
+def test_an_explicit_additional_properties_is_kept_and_the_input_is_untouched() -> None:
+    schema = {"type": "object", "properties": {"tags": {"type": "object", "additionalProperties": {"type": "string"}}}}
+    before = repr(schema)
+    loosened, _ = loosen(schema)
+    assert loosened["properties"]["tags"] == {"type": "object", "additionalProperties": {"type": "string"}}
+    assert repr(schema) == before

@@ -1,0 +1,181 @@
+"""`toolwire eval bfcl` as a user runs it: a real subprocess against a real loopback server playing the model."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.test_cli import cli_env
+from toolwire.testing import ScriptedServer, Turn, reply
+from toolwire.types import Request, SystemMessage, ToolCall
+
+AREA = {
+    "name": "geometry.area",
+    "description": "Area of a triangle.",
+    "parameters": {
+        "type": "dict",
+        "properties": {"base": {"type": "integer"}, "height": {"type": "float"}, "unit": {"type": "string"}},
+        "required": ["base", "height"],
+    },
+}
+FACTORIAL = {
+    "name": "math.factorial",
+    "description": "Factorial of a number.",
+    "parameters": {"type": "dict", "properties": {"number": {"type": "integer"}}, "required": ["number"]},
+}
+PLAY = {
+    "name": "spotify.play",
+    "description": "Play an artist.",
+    "parameters": {
+        "type": "dict",
+        "properties": {"artist": {"type": "string"}, "duration": {"type": "integer"}},
+        "required": ["artist", "duration"],
+    },
+}
+QUESTIONS = {
+    "simple_python": [
+        (
+            "Area of a triangle with base 10 and height 5?",
+            [AREA],
+            [{"geometry.area": {"base": [10], "height": [5.0], "unit": ["", "units"]}}],
+        ),
+        ("Factorial of 5?", [FACTORIAL], [{"math.factorial": {"number": [5]}}]),
+    ],
+    "multiple": [("Factorial of 4?", [AREA, FACTORIAL], [{"math.factorial": {"number": [4]}}])],
+    "parallel": [
+        (
+            "Play Taylor Swift for 20 minutes and Maroon 5 for 15.",
+            [PLAY],
+            [
+                {"spotify.play": {"artist": ["Taylor Swift"], "duration": [20]}},
+                {"spotify.play": {"artist": ["Maroon 5"], "duration": [15]}},
+            ],
+        )
+    ],
+    "irrelevance": [("Tell me a joke.", [AREA], [])],
+}
+# What the scripted model answers: right everywhere but the factorial of 5 (a string, which fits no schema).
+ANSWERS: dict[str, list[tuple[str, dict[str, Any]]] | None] = {
+    "Area of a triangle with base 10 and height 5?": [("geometry_area", {"base": 10, "height": 5})],
+    "Factorial of 5?": [("math_factorial", {"number": "5"})],
+    "Factorial of 4?": [("math_factorial", {"number": 4})],
+    "Play Taylor Swift for 20 minutes and Maroon 5 for 15.": [
+        ("spotify_play", {"artist": "Maroon 5", "duration": 15}),
+        ("spotify_play", {"artist": "Taylor Swift", "duration": 20}),
+    ],
+    "Tell me a joke.": None,
+}
+
+
+def write_data(root: Path) -> Path:
+    (root / "possible_answer").mkdir(parents=True)
+    for category, questions in QUESTIONS.items():
+        lines, answers = [], []
+        for i, (question, functions, answer) in enumerate(questions):
+            case_id = f"{category}_{i}"
+            lines.append({"id": case_id, "question": [[{"role": "user", "content": question}]], "function": functions})
+            answers.append({"id": case_id, "ground_truth": answer})
+        (root / f"BFCL_v4_{category}.json").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+        if category != "irrelevance":
+            (root / "possible_answer" / f"BFCL_v4_{category}.json").write_text(
+                "\n".join(json.dumps(x) for x in answers)
+            )
+    return root
+
+
+def play_model(request: Request) -> Turn:
+    """Answer in the shape the tool mode asked for."""
+    question = next(str(m.content) for m in request.messages if not isinstance(m, SystemMessage))
+    calls = ANSWERS[question]
+    if request.response_format is not None:
+        said = [("no_tool_fits", {"reply": "Why did the triangle cross the road?"})] if calls is None else calls
+        return json.dumps({"call_count": len(said), "tool_calls": [{"name": n, "arguments": a} for n, a in said]})
+    if calls is None:
+        return "Why did the triangle cross the road?"
+    if request.tools:
+        return reply(tool_calls=[ToolCall(id=f"call_{i}", name=n, arguments=a) for i, (n, a) in enumerate(calls)])
+    assert "TOOL_CALL" in str(request.messages[0].content)  # text mode: the tools are in the system prompt
+    return "\n".join("TOOL_CALL: " + json.dumps({"name": n, "args": a}) for n, a in calls)
+
+
+def toolwire_eval(server: ScriptedServer, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    at = ["--provider", "openai", "--model", "m", "--base-url", server.base_url + "/v1"]
+    return subprocess.run(
+        [sys.executable, "-m", "toolwire.cli", "eval", "bfcl", *at, *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=cli_env(cwd),
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("mode", ["native", "text", "auto", "constrained"])
+def test_every_mode_scores_the_same_answers_the_same(tmp_path: Path, mode: str) -> None:
+    data = write_data(tmp_path / "data")
+    with ScriptedServer(play_model) as server:
+        done = toolwire_eval(server, tmp_path, "--data-dir", str(data), "--tool-mode", mode, "--json", "out.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "out.json").read_text())
+    rows = {
+        s["category"]: (s["cases"], s["correct"], s["parsed"], s["calls"], s["valid_calls"]) for s in report["summary"]
+    }
+    # The string "5" is a call that was read (parsed) but fits no schema (not valid), in every mode.
+    assert rows == {
+        "simple_python": (2, 1, 2, 2, 1),
+        "multiple": (1, 1, 1, 1, 1),
+        "parallel": (1, 1, 1, 2, 2),
+        "irrelevance": (1, 1, 1, 0, 0),
+        "overall": (5, 4, 5, 5, 4),
+    }
+    results = {r["id"]: r for r in report["results"]}
+    assert results["simple_python_1"]["calls"] == [{"math.factorial": {"number": "5"}}]
+    assert results["parallel_0"]["correct"] and results["irrelevance_0"]["calls"] == []
+    assert (report["tool_mode"], report["seed"], report["max_tokens"]) == (mode, 0, 512)
+    assert all(r["latency_s"] > 0 for r in report["results"])
+    assert report["model_s"] == pytest.approx(sum(r["latency_s"] for r in report["results"]))
+    assert report["harness_overhead"] == pytest.approx(report["harness_cpu_s"] / report["model_s"])
+    assert "simple_python" in done.stdout and "80 %" in done.stdout
+    bodies = [r.body for r in server.requests]
+    assert all(b["temperature"] == 0 and b["seed"] == 0 and b["max_completion_tokens"] == 512 for b in bodies)
+    assert all(("response_format" in b) == (mode == "constrained") for b in bodies)
+    assert all(("tools" in b) == (mode in ("native", "auto")) for b in bodies)
+
+
+def test_plot_draws_a_png_and_missing_data_says_how_to_install_it(tmp_path: Path) -> None:
+    data = write_data(tmp_path / "data")
+    with ScriptedServer(play_model) as server:
+        drawn = toolwire_eval(server, tmp_path, "--data-dir", str(data), "--categories", "parallel", "--plot", "c.png")
+        missing = toolwire_eval(server, tmp_path, "--data-dir", str(tmp_path), "--categories", "simple_python")
+    assert drawn.returncode == 0, drawn.stderr
+    png = (tmp_path / "c.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", png[16:24]) == (1500, 400)  # three 5 x 4 inch panels at 100 dpi
+    assert missing.returncode == 2
+    assert missing.stderr == (
+        f"toolwire: error: No BFCL data for category 'simple_python' at '{tmp_path / 'BFCL_v4_simple_python.json'}'; "
+        "the categories are simple_python, multiple, parallel, irrelevance "
+        "(data from `pip install --no-deps bfcl-eval`).\n"
+    )
+
+
+def test_constrained_mode_is_refused_outside_eval_until_the_agent_takes_it(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "toolwire.cli", "run", "--tool-mode", "constrained", "hi"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=cli_env(tmp_path),
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "toolwire: error: --tool-mode constrained is only in `toolwire eval` so far; use native, text or auto here.\n",
+    )
