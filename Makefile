@@ -19,8 +19,9 @@ $(VENV)/.dev: $(VENV)/.base
 demo: $(VENV)/.base
 	$(PY) -m toolwire.demo
 
+# One pytest worker per core (pytest-xdist); tests never share ports or files, so any order works.
 test: $(VENV)/.dev copilot-cli mcp-servers coding-agents
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 # The real GitHub Copilot CLI for tests/copilot/test_real_cli.py (skipped, and said so, without npm).
 copilot-cli:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,13 +25,18 @@ async def run(tool: Tool, root: Path, **arguments: object) -> ToolResult:
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def root(tmp_path: Path) -> Iterator[Path]:
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
     (project / "src" / "a.py").write_text("import os\n\ndef main():\n    return os.getcwd()\n")
     (project / "notes.txt").write_text("alpha\nbeta\n")
     (tmp_path / "secret.txt").write_text("top secret\n")
-    return project
+    yield project
+    # A test that fails must not leave its `sleep 555` behind: stop whatever wrote a pid file.
+    for pid_file in project.glob("*.pid"):
+        if _pid_written(pid_file):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(pid_file.read_text(encoding="ascii")), signal.SIGKILL)
 
 
 def test_risks_and_names() -> None:
@@ -189,3 +197,4 @@ async def test_cancelling_exec_stops_everything_it_started(root: Path) -> None:
         await task
     assert _gone(int((root / "shell.pid").read_text(encoding="ascii")))
     assert _gone(int((root / "daemon.pid").read_text(encoding="ascii")))
+

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import time
 from pathlib import Path
 
 from toolwire.stdtools._paths import ROOT
@@ -47,13 +48,17 @@ async def exec_command(command: str, timeout: float = 60.0, root: Path = Depends
     try:
         output, timed_out = await _collect(process, timeout)
     except asyncio.CancelledError:
-        _kill_all(process)
-        await process.wait()
+        await _stop(process)
         raise
     text = _cap(output.decode("utf-8", errors="replace"))
     if timed_out:
         raise ToolError(f"The command timed out after {timeout:g} s and was stopped. Output so far:\n{text}")
     return f"exit code: {process.returncode}\n{text}"
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    _kill_all(process)
+    await process.wait()
 
 
 async def _collect(process: asyncio.subprocess.Process, timeout: float) -> tuple[bytes, bool]:
@@ -115,12 +120,33 @@ class _Output:
 
 
 def _kill_all(process: asyncio.subprocess.Process) -> None:
-    """SIGKILL the command's process group and any process still writing to its output pipe."""
+    """SIGKILL the command's process group and any process still writing to its output pipe.
+
+    The pipe is looked for again until no live process holds it: a process in the middle of
+    `exec` can hide its file descriptors from one look at `/proc`.
+    """
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    for pid in _pipe_holders(process):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    for _ in range(_KILL_ROUNDS):
+        holders = [pid for pid in _pipe_holders(process) if not _dead(pid)]
+        if not holders:
+            return
+        for pid in holders:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+
+
+_KILL_ROUNDS = 100  # x 10 ms: a killed process lets go of the pipe as soon as the kernel reaps its files
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie (which holds no files)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def _pipe_holders(process: asyncio.subprocess.Process) -> list[int]:
