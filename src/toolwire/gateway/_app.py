@@ -24,7 +24,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route as HttpRoute
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from toolwire.codecs._shared import dumps
 from toolwire.gateway._errors import GatewayError, classify
@@ -128,7 +128,7 @@ def _error_response(protocol: WireProtocol, error: GatewayError) -> JSONResponse
     return JSONResponse(protocol.error_body(error.status, error.message, error.field), error.status, headers)
 
 
-def _log(request: Request, ex: Exchange | None, status: int, started: float) -> None:
+def _log(request: Request, ex: Exchange | None, status: int, started: float, hung_up: bool = False) -> None:
     if not logger.isEnabledFor(logging.INFO):
         return
     ms = (time.perf_counter() - started) * 1000
@@ -137,7 +137,7 @@ def _log(request: Request, ex: Exchange | None, status: int, started: float) -> 
         return
     tokens_in, tokens_out = ex.tokens
     logger.info(
-        "%s %s model=%s route=%s upstream=%s mode=%s stream=%s status=%d %.1fms tokens=%s/%s%s",
+        "%s %s model=%s route=%s upstream=%s mode=%s stream=%s status=%d %.1fms tokens=%s/%s%s%s",
         request.method,
         request.url.path,
         ex.model,
@@ -150,6 +150,7 @@ def _log(request: Request, ex: Exchange | None, status: int, started: float) -> 
         "-" if tokens_in is None else tokens_in,
         "-" if tokens_out is None else tokens_out,
         f" dropped={','.join(dict.fromkeys(ex.dropped))}" if ex.dropped else "",
+        " client disconnected; upstream request cancelled" if hung_up else "",
     )
 
 
@@ -162,20 +163,43 @@ class _ExchangeResponse:
         self.started = started
         self.debug = debug
         self.status = 499  # nginx's "client closed request", if nothing else is ever sent
+        self.ended = False  # the last body piece went out: a disconnect now is the normal end
+        self.hung_up = False  # the client left before the reply ended
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         ex = self.ex
         with gateway_span(self.request.method, self.request.url.path, _span_attributes(ex)) as span:
             try:
                 async with anyio.create_task_group() as group:
-                    group.start_soon(_watch_disconnect, receive, group.cancel_scope)
-                    await self._run(send)
+                    group.start_soon(self._watch_disconnect, receive, group.cancel_scope)
+                    await self._run(self._tracking(send))
                     group.cancel_scope.cancel()
             finally:
-                _log(self.request, ex, self.status, self.started)
+                _log(self.request, ex, self.status, self.started, self.hung_up)
                 outcome = {"toolwire.gateway.mode": ex.mode, "toolwire.gateway.dropped": ",".join(ex.dropped) or None}
                 tokens = dict(zip(("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"), ex.tokens, strict=True))
                 record_gateway(span, self.status, outcome | tokens)
+
+    def _tracking(self, send: Send) -> Send:
+        async def tracked(message: Message) -> None:
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                self.ended = True
+
+        return tracked
+
+    async def _watch_disconnect(self, receive: Receive, scope: anyio.CancelScope) -> None:
+        """Cancel the exchange (and its upstream request) when the client hangs up mid-reply.
+
+        uvicorn also reports `http.disconnect` once the reply has ended: that is no hang-up.
+        """
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                if not self.ended:
+                    self.hung_up = True
+                    scope.cancel()
+                return
 
     async def _run(self, send: Send) -> None:
         try:
@@ -244,15 +268,6 @@ def _span_attributes(ex: Exchange) -> dict[str, Any]:
 
 def _raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
     return [(k.encode(), v.encode("latin-1", "replace")) for k, v in headers.items()]
-
-
-async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            logger.info("client disconnected; cancelling the upstream request")
-            scope.cancel()
-            return
 
 
 # the app
