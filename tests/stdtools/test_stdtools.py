@@ -197,4 +197,3 @@ async def test_cancelling_exec_stops_everything_it_started(root: Path) -> None:
         await task
     assert _gone(int((root / "shell.pid").read_text(encoding="ascii")))
     assert _gone(int((root / "daemon.pid").read_text(encoding="ascii")))
-
