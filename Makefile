@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint bench bench-gateway fuzz clean copilot-cli mcp-servers coding-agents
+.PHONY: demo test lint bench bench-gateway bench-soak fuzz clean copilot-cli mcp-servers coding-agents
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,10 @@ bench-gateway: $(VENV)/.dev
 	$(PY) -m pip install -q -e '.[serve]'
 	PYTHON=$(PYTHON) bash bench/setup_litellm.sh
 	$(PY) bench/gateway.py
+
+# A bounded soak of toolwire serve under hostile traffic (loopback only, about 2 minutes).
+bench-soak: $(VENV)/.dev
+	$(PY) bench/gw_soak.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

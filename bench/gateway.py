@@ -95,6 +95,24 @@ def targets(up: int, tw: int, ll: int | None) -> list[Target]:
     rows = [
         Target("direct upstream", up, "/v1/chat/completions", openai_body, b"[DONE]", OPENAI_HEADERS, "up-model"),
         Target("toolwire openai→openai", tw, "/v1/chat/completions", openai_body, b"[DONE]", OPENAI_HEADERS),
+        Target(
+            "toolwire openai→openai, 2 targets (balance)",
+            tw,
+            "/v1/chat/completions",
+            openai_body,
+            b"[DONE]",
+            OPENAI_HEADERS,
+            "bench-two",
+        ),
+        Target(
+            "toolwire openai→openai, failover (1st refuses)",
+            tw,
+            "/v1/chat/completions",
+            openai_body,
+            b"[DONE]",
+            OPENAI_HEADERS,
+            "bench-failover",
+        ),
     ]
     if ll is not None:
         rows.append(Target("litellm openai→openai", ll, "/v1/chat/completions", openai_body, b"[DONE]", OPENAI_HEADERS))

@@ -35,6 +35,30 @@ model = "bench-slow"
 target = "openai:up-model"
 base_url = "http://127.0.0.1:{slow}/v1"
 api_key_env = "{key}"
+
+[[route]]                  # two equal targets: what choosing between them costs
+model = "bench-two"
+strategy = "balance"
+[[route.targets]]
+target = "openai:up-model"
+base_url = "http://127.0.0.1:{fast}/v1"
+api_key_env = "{key}"
+[[route.targets]]
+target = "openai:up-model"
+base_url = "http://127.0.0.1:{fast}/v1"
+api_key_env = "{key}"
+
+[[route]]                  # the first target refuses every connection: a failover per request
+model = "bench-failover"
+cooldown = 0.001
+[[route.targets]]
+target = "openai:up-model"
+base_url = "http://127.0.0.1:{dead}/v1"
+api_key_env = "{key}"
+[[route.targets]]
+target = "openai:up-model"
+base_url = "http://127.0.0.1:{fast}/v1"
+api_key_env = "{key}"
 """
 
 LITELLM_YAML = """\
@@ -155,7 +179,7 @@ def _env() -> dict[str, str]:
 
 def start_toolwire(logs: Path, fast: int, slow: int, workers: int = 1) -> Proc:
     config = logs / "toolwire.toml"
-    config.write_text(TOOLWIRE_TOML.format(fast=fast, slow=slow, key=KEY_ENV))
+    config.write_text(TOOLWIRE_TOML.format(fast=fast, slow=slow, dead=free_port(), key=KEY_ENV))
     port = free_port()
     command = [sys.executable, "-m", "toolwire.cli", "serve", "--config", str(config), "--port", str(port)]
     command += ["--workers", str(workers)] if workers > 1 else []

@@ -55,11 +55,11 @@ CASES = [
 ]
 
 _MODULES = {
-    "openai": "_openai",
-    "openai-responses": "_openai_responses",
-    "anthropic": "_anthropic",
-    "gemini": "_gemini",
-    "ollama": "_ollama",
+    "openai": "openai",
+    "openai-responses": "openai_responses",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "ollama": "ollama",
 }
 
 

@@ -43,8 +43,8 @@ LAYERS: dict[str, tuple[int, str]] = {
 
 
 def _layer(module: str) -> tuple[int, str] | None:
-    if module == "toolwire.codecs._shared":
-        return (2, "shared")  # argument parsing and ids, used by codecs and the text fallback alike
+    if module == "toolwire.codecs.common" or module.startswith("toolwire.codecs.common."):
+        return (2, "shared")  # argument parsing, ids, JSON text: used by codecs, tools and the text fallback
     parts = module.split(".")
     if parts[0] != "toolwire" or len(parts) == 1:
         return None
@@ -94,34 +94,74 @@ def test_modules_import_only_from_lower_layers() -> None:
     assert violations == []
 
 
-def _codec_family(module: str) -> str:
-    """The codec a module under toolwire.codecs belongs to (`_gemini_stream` belongs to gemini)."""
+CODECS = SRC / "codecs"
+ROOMS = {"__init__.py", "requests.py", "replies.py", "stream_decoder.py", "stream_encoder.py"}
+
+
+def _codec_folders() -> list[Path]:
+    return sorted(p for p in CODECS.iterdir() if p.is_dir() and p.name not in ("common", "__pycache__"))
+
+
+def test_every_codec_is_a_folder_with_the_same_rooms() -> None:
     from toolwire.codecs import CODEC_NAMES
 
-    stem = module.rsplit(".", 1)[-1].lstrip("_")
-    matches = [n.replace("-", "_") for n in CODEC_NAMES if stem.startswith(n.replace("-", "_"))]
-    return max(matches, key=len) if matches else stem
-
-
-# Shared by every codec, owned by none: helpers, the decoding boundary and the wire shapes it checks.
-_CODEC_INFRASTRUCTURE = {
-    "toolwire.codecs._shared",
-    "toolwire.codecs._guard",
-    "toolwire.codecs._shapes",
-    "toolwire.codecs._stream_encoding",
-}
+    assert [p.name for p in _codec_folders()] == sorted(n.replace("-", "_") for n in CODEC_NAMES)
+    assert sorted(p.name for p in CODECS.glob("*.py")) == ["__init__.py"]  # nothing loose beside the folders
+    for folder in _codec_folders():
+        rooms = {p.name for p in folder.glob("*.py")}
+        assert ROOMS <= rooms, f"{folder.name} lacks {sorted(ROOMS - rooms)}"
 
 
 def test_codecs_never_import_each_other() -> None:
     violations = []
-    for path in (SRC / "codecs").glob("_*.py"):
+    for path in CODECS.rglob("*.py"):
         name = _module_name(path)
+        parts = name.split(".")
+        own = parts[2] if len(parts) > 2 else None  # toolwire.codecs.<own>...
         for imported in _imports(path):
-            if not imported.startswith("toolwire.codecs._") or imported in _CODEC_INFRASTRUCTURE:
-                continue
-            if _codec_family(imported) != _codec_family(name):
+            target = imported.split(".")
+            if imported == "toolwire.codecs" and own is not None:
+                violations.append(f"{name} imports {imported}")  # the registry: codecs stay below it
+            elif len(target) > 2 and target[:2] == ["toolwire", "codecs"] and target[2] not in (own, "common"):
                 violations.append(f"{name} imports {imported}")
     assert violations == []
+
+
+def _targets(path: Path, modules: set[str]) -> set[str]:
+    """The toolwire modules a file imports, wherever the import stands (TYPE_CHECKING included)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in modules)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                if submodule in modules:
+                    found.add(submodule)
+                elif node.module in modules:
+                    found.add(node.module)
+    return found
+
+
+def test_the_module_graph_has_no_cycle() -> None:
+    paths = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph = {name: _targets(path, set(paths)) - {name} for name, path in paths.items()}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append([*trail[trail.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt, [*trail, nxt])
+        state[node] = 2
+
+    for start in sorted(graph):
+        if start not in state:
+            visit(start, [start])
+    assert cycles == []
 
 
 def test_only_transport_imports_httpx2_and_agent_never_imports_codecs() -> None:

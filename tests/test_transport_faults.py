@@ -13,7 +13,7 @@ import pytest
 
 from toolwire import TextDelta
 from toolwire.client import connect_http
-from toolwire.errors import BadRequestError, ProviderError, RateLimitError, StreamError
+from toolwire.errors import AuthenticationError, BadRequestError, ProviderError, RateLimitError, StreamError
 from toolwire.errors import TimeoutError as ToolwireTimeout
 from toolwire.testing import ErrorReply, RawReply, ScriptedServer
 
@@ -201,3 +201,99 @@ async def test_a_404_names_the_address_and_never_switches_to_text_mode() -> None
         "http://localhost:8000/v1)."
     )
     assert str(caught.value).startswith("openai answered HTTP 404 for POST http://127.0.0.1:")
+
+
+def _events_forever(done: threading.Event, first: bytes, then: bytes) -> Callable[[socket.socket, int], None]:
+    """A stream that sends `first`, then `then` every 50 ms until `done` (or 40 s, so a failing test ends)."""
+
+    def handle(connection: socket.socket, number: int) -> None:
+        read_request(connection)
+        connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n" + first)
+        for _ in range(800):
+            if done.wait(0.05):
+                break
+            try:
+                connection.sendall(then)
+            except OSError:
+                return
+        connection.close()
+
+    return handle
+
+
+@pytest.mark.parametrize("then", [b'data: {"choices": [{"index": 0, "delta": {"content": "."}}]}\n\n', b": ping\n\n"])
+def test_the_deadline_bounds_a_stream_read_from_sync_code_past_its_first_event(then: bytes) -> None:
+    done = threading.Event()
+    first = b'data: {"choices": [{"index": 0, "delta": {"content": "hel"}}]}\n\n'
+    with raw_server(_events_forever(done, first, then)) as url:
+        options = {"base_url": url, "api_key": "k", "timeout": 60.0, "deadline": 1.0}
+        with connect_http("openai-compatible:m", **options) as client:  # type: ignore[arg-type]
+            events = []
+            with pytest.raises(ToolwireTimeout) as caught:
+                for event in client.stream_sync("hi"):  # each event is read in a task of its own
+                    events.append(event)
+    done.set()
+    assert events[0] == TextDelta(text="hel")
+    assert caught.value.message == (
+        "openai-compatible did not finish within the deadline of 1s; raise deadline= or ask for less."
+    )
+
+
+async def test_a_retry_after_past_the_deadline_gives_up_at_once_with_the_rate_limit_error() -> None:
+    turns = [ErrorReply(status=429, message="slow down", headers={"retry-after": "30"})] * 3
+    with ScriptedServer(turns) as server:
+        async with server.connect("anthropic:m", max_retries=2, deadline=3.0) as client:
+            with pytest.raises(RateLimitError) as caught:
+                await client.complete("hi")
+        assert (caught.value.retry_after, len(server.requests)) == (30.0, 1)
+
+
+def _endless_chunked_json(connection: socket.socket, number: int) -> None:
+    read_request(connection)
+    connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+    chunk = b"x" * 65536
+    try:
+        connection.sendall(b'%x\r\n["%s\r\n' % (len(chunk) + 2, chunk))
+        for _ in range(1000):  # 64 MiB at most: twice the cap
+            connection.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+    except OSError:
+        return
+    connection.close()
+
+
+async def test_a_non_streamed_reply_past_the_cap_is_refused_before_it_is_held_whole() -> None:
+    expected = (
+        "openai-compatible sent a reply larger than 33554432 bytes, which toolwire does not hold in memory; "
+        "ask for less (max_tokens=) or stream the reply."
+    )
+    with raw_server(_endless_chunked_json) as url:
+        async with connect_http("openai-compatible:m", base_url=url, api_key="k") as client:
+            with pytest.raises(ProviderError) as chunked:
+                await client.complete("hi")
+    assert chunked.value.message == expected
+    declared = RawReply(body=b"{" + b" " * (33 * 1024 * 1024) + b"}", content_type="application/json")
+    with ScriptedServer([declared]) as server:
+        async with connect_http("openai-compatible:m", base_url=server.base_url, api_key="k") as client:
+            with pytest.raises(ProviderError) as whole:
+                await client.complete("hi")
+    assert whole.value.message == expected
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "echoed"),
+    [
+        ("Authorization", "Bearer tok-0123456789abcdef", "tok-0123456789abcdef"),
+        ("Proxy-Authorization", "Basic dXNlcjpodW50ZXIyLXBhc3N3b3Jk", "hunter2-password"),
+        ("Proxy-Authorization", "Basic dXNlcjpodW50ZXIyLXBhc3N3b3Jk", "user:hunter2-password"),
+    ],
+)
+async def test_the_token_part_of_a_credential_header_is_scrubbed_when_echoed(
+    header: str, value: str, echoed: str
+) -> None:
+    turns = [ErrorReply(status=401, message=f"Incorrect API key provided: {echoed}")]
+    with ScriptedServer(turns) as server:
+        async with server.connect("openai:m", api_key="other-key-123456", headers={header: value}) as client:
+            with pytest.raises(AuthenticationError) as caught:
+                await client.complete("hi")
+    assert "'Incorrect API key provided: [redacted]'" in caught.value.message
+    assert echoed not in repr((caught.value.args, caught.value.body))

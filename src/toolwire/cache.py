@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolwire.textcalls import result_text
 from toolwire.tools import Dependency, Depends, ToolError
+from toolwire.tools._regex import InvalidPattern, compile_linear
 from toolwire.types import Message, ToolResult
 
 if TYPE_CHECKING:
@@ -127,15 +127,11 @@ def _iter_lines(text: str) -> Iterator[str]:
 def _matching_lines(text: str, pattern: str, regex: bool) -> Iterator[tuple[int, int]]:
     """`(line number, line start offset)` of each line holding a match, once each, in one pass."""
     if regex:
-        try:
-            compiled = re.compile(pattern, re.MULTILINE)
-        except re.error as exc:
-            raise CacheLookupError(f"Invalid regular expression {pattern!r}: {exc}.") from None
-        positions: Iterator[int] = (m.start() for m in compiled.finditer(text))
-    elif not pattern:
+        yield from _regex_matching_lines(text, pattern)
+        return
+    if not pattern:
         raise CacheLookupError("The search pattern is empty; give the text to look for.")
-    else:
-        positions = _find_all(text, pattern)
+    positions = _find_all(text, pattern)
     line, counted_to, last_line = 1, 0, 0
     for position in positions:
         line += text.count("\n", counted_to, position)
@@ -143,6 +139,22 @@ def _matching_lines(text: str, pattern: str, regex: bool) -> Iterator[tuple[int,
         if line != last_line:
             last_line = line
             yield line, text.rfind("\n", 0, position) + 1
+
+
+def _regex_matching_lines(text: str, pattern: str) -> Iterator[tuple[int, int]]:
+    """Like `_matching_lines`, with RE2 line by line: linear time, as the `grep` tool."""
+    try:
+        compiled = compile_linear(pattern)
+    except InvalidPattern as exc:
+        raise CacheLookupError(
+            f"Invalid regular expression {pattern!r}: {exc}; use RE2 syntax (Python-like, without "
+            "backreferences or lookaround)."
+        ) from None
+    start = 0
+    for number, line in enumerate(_iter_lines(text), start=1):
+        if compiled.search(line.encode("utf-8", "surrogatepass")) is not None:
+            yield number, start
+        start += len(line) + 1
 
 
 def _find_all(text: str, pattern: str) -> Iterator[int]:
@@ -257,7 +269,7 @@ def _grep_cached(
 
     Args:
         ref_id: The reference id from the trimmed-output stub, e.g. "out_3".
-        pattern: The text to look for (a Python regular expression when regex is true).
+        pattern: The text to look for (a regular expression in RE2 syntax when regex is true).
         regex: Treat pattern as a regular expression.
         before: Lines of context to show before each match.
         after: Lines of context to show after each match.

@@ -24,6 +24,7 @@ from toolwire._definitions import ToolLike, as_definitions
 from toolwire.codecs import Codec, StreamDecoder, get_codec, guarded
 from toolwire.errors import AuthenticationError, CodecError, ProviderError, StreamError, ToolwireError
 from toolwire.providers import PROVIDERS, Provider
+from toolwire.session import Session
 from toolwire.telemetry import ChatSpan, chat_span
 from toolwire.transport import END_OF_STREAM, HttpTransport, RetryPolicy, scrub_error
 from toolwire.types import (
@@ -38,7 +39,6 @@ from toolwire.types import (
 )
 
 if TYPE_CHECKING:
-    from toolwire.session import Session
     from toolwire.textcalls import ToolMode
 
 __all__ = [
@@ -136,7 +136,7 @@ def _load_codec(provider: Provider) -> Codec:
         return get_codec(provider.codec)
 
     # The OpenAI codec takes a server profile (capability flags: named tool choice, strict, ...).
-    module = importlib.import_module("toolwire.codecs._openai")
+    module = importlib.import_module("toolwire.codecs.openai")
     profiles = getattr(module, "PROFILES", None)
     if profiles is None or provider.profile not in profiles:
         return get_codec(provider.codec)
@@ -285,17 +285,22 @@ def build_request(
 class BaseClient(ABC):
     """The interface every toolwire model client offers: async calls, sync twins, sessions.
 
-    Subclasses implement `complete` and `stream`; the rest is shared.
+    Subclasses implement only `complete_request` and `stream_request` (a whole neutral
+    `Request` in, a reply or its events out); `complete`, `stream`, their sync twins and
+    `session` are written here once.
+
+    Attributes:
+        defaults: Call options (`max_tokens`, `temperature`, ...) every request starts from.
     """
 
     provider: str
     model: str
 
     def __init__(self) -> None:
+        self.defaults: dict[str, Any] = {}
         self._portal: _Portal | None = None
         self._portal_lock = threading.Lock()
 
-    @abstractmethod
     async def complete(
         self,
         messages: str | Sequence[Message],
@@ -307,10 +312,23 @@ class BaseClient(ABC):
         parallel_tool_calls: bool | None = None,
         extra: Mapping[str, Any] | None = None,
     ) -> Response:
-        """Ask for one reply to `messages` (a str is one user message)."""
+        """Ask for one reply to `messages`.
 
-    @abstractmethod
-    def stream(
+        A str is one user message; a `tool_choice` str other than auto/none/required names the
+        tool to force.
+        """
+        request = self.build_request(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            parallel_tool_calls=parallel_tool_calls,
+            extra=extra,
+        )
+        return await self.complete_request(request)
+
+    async def stream(
         self,
         messages: str | Sequence[Message],
         *,
@@ -321,7 +339,43 @@ class BaseClient(ABC):
         parallel_tool_calls: bool | None = None,
         extra: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[StreamEvent]:
-        """Stream one reply as events; the last event is exactly one `Done`."""
+        """Stream one reply as events; the last event is exactly one `Done`. Arguments as `complete`."""
+        request = self.build_request(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            stream=True,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            parallel_tool_calls=parallel_tool_calls,
+            extra=extra,
+        )
+        async for event in self.stream_request(request):
+            yield event
+
+    def build_request(
+        self,
+        messages: str | Sequence[Message],
+        *,
+        tools: Sequence[ToolLike] | None = None,
+        tool_choice: ToolChoice | str | None = None,
+        stream: bool = False,
+        **params: Any,
+    ) -> Request:
+        """The neutral request a call would send (the client's defaults filled in)."""
+        merged = self.defaults | {k: v for k, v in params.items() if v is not None}
+        return build_request(self.model, messages, tools=tools, tool_choice=tool_choice, stream=stream, **merged)
+
+    @abstractmethod
+    async def complete_request(self, request: Request) -> Response:
+        """Send a whole neutral `Request` as it is (its `model` included) and return the reply.
+
+        For callers that already hold a whole request, such as the gateway translating one.
+        """
+
+    @abstractmethod
+    def stream_request(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """Stream a whole neutral `Request` as it is; the last event is exactly one `Done`."""
 
     def complete_sync(self, messages: str | Sequence[Message], **kwargs: Any) -> Response:
         """`complete` for code without an event loop (also safe inside a running loop's thread)."""
@@ -356,8 +410,6 @@ class BaseClient(ABC):
         self, system: str | None = None, tools: Sequence[ToolLike] | None = None, tool_mode: ToolMode = "native"
     ) -> Session:
         """Start a stateful conversation (see `toolwire.session.Session`)."""
-        from toolwire.session import Session  # the session builds on clients
-
         return Session(self, system=system, tools=tools, tool_mode=tool_mode)
 
     async def _aclose_resources(self) -> None:
@@ -429,47 +481,8 @@ class Client(BaseClient):
         self.transport = transport
         self.defaults = dict(defaults or {})
 
-    def build_request(
-        self,
-        messages: str | Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        stream: bool = False,
-        **params: Any,
-    ) -> Request:
-        """The neutral request a call would send (connect-time defaults filled in)."""
-        merged = self.defaults | {k: v for k, v in params.items() if v is not None}
-        return build_request(self.model, messages, tools=tools, tool_choice=tool_choice, stream=stream, **merged)
-
-    async def complete(
-        self,
-        messages: str | Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        parallel_tool_calls: bool | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> Response:
-        """Ask for one reply; see `BaseClient.complete`."""
-        request = self.build_request(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            parallel_tool_calls=parallel_tool_calls,
-            extra=extra,
-        )
-        return await self.complete_request(request)
-
     async def complete_request(self, request: Request) -> Response:
-        """Send a neutral `Request` as it is (its `model` included) and decode the reply.
-
-        For callers that already hold a whole request, such as the gateway translating one.
-        """
+        """Send a neutral `Request` as it is (its `model` included) and decode the reply."""
         with self._span(request) as span:
             body, request_id = await self.transport.post_json(self.url, self.codec.encode_request(request))
             try:
@@ -480,35 +493,10 @@ class Client(BaseClient):
             span.record_response(response)
             return response
 
-    async def stream(
-        self,
-        messages: str | Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        parallel_tool_calls: bool | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        """Stream one reply; see `BaseClient.stream`. Never retried once an event was yielded."""
-        request = self.build_request(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            stream=True,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            parallel_tool_calls=parallel_tool_calls,
-            extra=extra,
-        )
-        async for event in self.stream_request(request):
-            yield event
-
     async def stream_request(
         self, request: Request, decoder: StreamDecoder | None = None
     ) -> AsyncIterator[StreamEvent]:
-        """Stream a neutral `Request` as it is; see `BaseClient.stream`.
+        """Stream a neutral `Request` as it is; never retried once an event was yielded.
 
         Args:
             request: The whole request (sent with `stream=True` whatever it says).

@@ -29,6 +29,17 @@ base_url = "http://localhost:8000/v1"  # optional
 api_key_env = "VLLM_KEY"               # optional
 tool_mode = "auto"                     # native (default) | text | auto
 
+[[route]]                              # several upstreams behind one model name
+model = "*"
+strategy = "fallback"                  # in order, the next on 429/5xx/timeout (or "balance")
+cooldown = 30                          # seconds a failing target rests (Retry-After wins)
+[[route.targets]]
+target = "openai-compatible:qwen3"
+base_url = "http://127.0.0.1:8000/v1"
+[[route.targets]]
+target = "anthropic:claude-sonnet-4-5"
+weight = 1                             # balance: share of the traffic
+
 [[mcp]]                                # tools from an MCP server run as a child process...
 name = "fs"                            # optional: prefixes its tool names when they clash
 command = "npx"
@@ -64,6 +75,7 @@ __all__ = [
     "McpServerSettings",
     "ProviderSettings",
     "RouteSettings",
+    "TargetSettings",
     "ToolMode",
     "find_config",
     "load_config",
@@ -104,22 +116,47 @@ class AgentSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class TargetSettings:
+    """One `[[route.targets]]` table: an upstream of a route with several.
+
+    Attributes:
+        target: `provider:model`, as `toolwire.connect` takes it.
+        base_url: The upstream's URL (default: the provider's own).
+        api_key_env: The environment variable holding the upstream key (default: the provider's).
+        tool_mode: `native`, `text` or `auto`, for this upstream.
+        weight: Its share of a `balance` route's traffic, relative to the others'.
+    """
+
+    target: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    tool_mode: ToolMode = "native"
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
 class RouteSettings:
     """One `[[route]]` table of the gateway (`toolwire serve`): where requests for a model go.
 
     Attributes:
         model: An fnmatch pattern over the model name the client asks for (`claude-*`).
-        target: `provider:model`, as `toolwire.connect` takes it.
+        target: `provider:model`, as `toolwire.connect` takes it (or `targets`, not both).
         base_url: The upstream's URL (default: the provider's own).
         api_key_env: The environment variable holding the upstream key (default: the provider's).
         tool_mode: `native` (the upstream's tool API), `text` or `auto` (tools in the prompt).
+        strategy: With `targets`: `fallback` (in order) or `balance` (by weight and load).
+        cooldown: Seconds a target that keeps failing rests (an upstream's `Retry-After` wins).
+        targets: Several upstreams (`[[route.targets]]`), instead of `target`.
     """
 
     model: str
-    target: str
+    target: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
     tool_mode: ToolMode = "native"
+    strategy: Literal["fallback", "balance"] = "fallback"
+    cooldown: float = 30.0
+    targets: tuple[TargetSettings, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,12 +247,32 @@ def _one_of(*choices: str) -> tuple[_Check, str]:
 
 _STR = (_is_str, "a non-empty string")
 _MODE = (_is_mode, "one of " + ", ".join(repr(m) for m in TOOL_MODES))
+
+
+def _is_positive_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+def _is_tables(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+_TARGET: dict[str, tuple[_Check, str]] = {
+    "target": _STR,
+    "base_url": _STR,
+    "api_key_env": _STR,
+    "tool_mode": _MODE,
+    "weight": (_is_positive_number, "a number > 0"),
+}
 _ROUTE: dict[str, tuple[_Check, str]] = {
     "model": _STR,
     "target": _STR,
     "base_url": _STR,
     "api_key_env": _STR,
     "tool_mode": _MODE,
+    "strategy": _one_of("fallback", "balance"),
+    "cooldown": (_is_positive_number, "a number of seconds > 0"),
+    "targets": (_is_tables, "an array of tables ([[route.targets]])"),
 }
 _SECTIONS: dict[str, dict[str, tuple[_Check, str]]] = {
     "provider": {
@@ -306,21 +363,34 @@ def _routes(tables: Any, path: Path) -> list[RouteSettings]:
         raise ConfigError(f"'route' in {str(path)!r} must be an array of tables ([[route]]), got {_shown(tables)}.")
     routes = []
     for number, table in enumerate(tables, 1):
-        for key, value in table.items():
-            if key not in _ROUTE:
-                raise ConfigError(
-                    f"Unknown key {key!r} in [[route]] {number} of {str(path)!r}; known: {', '.join(_ROUTE)}."
-                )
-            check, wanted = _ROUTE[key]
-            if not check(value):
-                raise ConfigError(
-                    f"'{key}' of [[route]] {number} in {str(path)!r} must be {wanted}, got {_shown(value)}."
-                )
-        missing = [k for k in ("model", "target") if k not in table]
-        if missing:
-            raise ConfigError(f"[[route]] {number} in {str(path)!r} needs {' and '.join(missing)}.")
-        routes.append(RouteSettings(**table))
+        label, where = f"[[route]] {number}", f"[[route]] {number} in {str(path)!r}"
+        _check_keys(table, _ROUTE, label, path)
+        if "model" not in table:
+            raise ConfigError(f"{where} needs model.")
+        if "target" not in table and "targets" not in table:
+            raise ConfigError(f"{where} needs target (or [[route.targets]] tables, for several upstreams).")
+        if "target" in table and "targets" in table:
+            raise ConfigError(f"{where} has both target and [[route.targets]]; keep one.")
+        for name in ("base_url", "api_key_env"):
+            if name in table and "targets" in table:
+                raise ConfigError(f"{where}: {name} goes in each [[route.targets]] table of a route with targets.")
+        targets = []
+        for index, target in enumerate(table.get("targets", ()), 1):
+            _check_keys(target, _TARGET, f"[[route.targets]] {index} of {label}", path)
+            if "target" not in target:
+                raise ConfigError(f"[[route.targets]] {index} of {where} needs target.")
+            targets.append(TargetSettings(**{"tool_mode": table.get("tool_mode", "native"), **target}))
+        routes.append(RouteSettings(**(table | {"targets": tuple(targets)})))
     return routes
+
+
+def _check_keys(table: dict[str, Any], checks: dict[str, tuple[_Check, str]], label: str, path: Path) -> None:
+    for key, value in table.items():
+        if key not in checks:
+            raise ConfigError(f"Unknown key {key!r} in {label} of {str(path)!r}; known: {', '.join(checks)}.")
+        check, wanted = checks[key]
+        if not check(value):
+            raise ConfigError(f"'{key}' of {label} in {str(path)!r} must be {wanted}, got {_shown(value)}.")
 
 
 def _section(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:

@@ -1,16 +1,16 @@
 """The stateful conversation: a history kept for you, one call per turn.
 
-A `Session` wraps any client (`toolwire.client.BaseClient`: an HTTP `Client` or a
-`toolwire.testing.ScriptedModel`). It never runs tools itself — that is the agent's job —
-but it checks that tool results answer exactly the calls the model made before anything
-is sent. Imports no codec and no httpx2.
+A `Session` wraps any client (a `ChatClient`, as every `toolwire.client.BaseClient` is: an
+HTTP `Client`, a `CopilotClient` or a `toolwire.testing.ScriptedModel`). It never runs tools
+itself — that is the agent's job — but it checks that tool results answer exactly the calls
+the model made before anything is sent. Imports no client, no codec and no httpx2.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from toolwire._definitions import as_definitions
 from toolwire.errors import BadRequestError
@@ -30,11 +30,34 @@ from toolwire.types import (
 
 if TYPE_CHECKING:
     from toolwire._definitions import ToolLike
-    from toolwire.client import BaseClient
 
-__all__ = ["Session", "ask_model"]
+__all__ = ["ChatClient", "Session", "ask_model"]
+
+_T = TypeVar("_T")
 
 logger = logging.getLogger("toolwire.session")
+
+
+class ChatClient(Protocol):
+    """What a session needs of a client; `toolwire.client.BaseClient` offers it (and builds sessions)."""
+
+    async def complete(self, messages: Sequence[Message], *, tools: Sequence[ToolLike] | None = None) -> Response:
+        """One reply to `messages`."""
+        ...
+
+    def stream(
+        self, messages: Sequence[Message], *, tools: Sequence[ToolLike] | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """One reply as events, ending with one `Done`."""
+        ...
+
+    def run_sync(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        """Run a coroutine of this client to completion from sync code."""
+        ...
+
+    def iterate_sync(self, iterator: AsyncIterator[_T]) -> Iterator[_T]:
+        """Drive an async iterator of this client from sync code."""
+        ...
 
 
 def _rejects_tools(exc: BadRequestError) -> bool:
@@ -110,7 +133,7 @@ class Session:
 
     def __init__(
         self,
-        client: BaseClient,
+        client: ChatClient,
         *,
         system: str | None = None,
         tools: Sequence[ToolLike] | None = None,

@@ -10,6 +10,7 @@ from every error and never logged.
 from __future__ import annotations
 
 import asyncio
+import base64
 import builtins
 import email.utils
 import functools
@@ -43,6 +44,7 @@ __all__ = [
     "HttpTransport",
     "RawReply",
     "RetryPolicy",
+    "credential_parts",
     "error_for_status",
     "scrub_error",
 ]
@@ -88,6 +90,9 @@ _DRAIN_SECONDS = 0.1  # how long a finished stream may take to end its body and 
 _DRAIN_FRAMES = 8
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 """The largest SSE event or NDJSON line accepted (a whole reply with images can pass 1 MiB)."""
+MAX_REPLY_BYTES = 32 * 1024 * 1024
+"""The largest non-streamed reply body accepted; a longer one is refused before it is held whole."""
+_MAX_ERROR_BYTES = 1024 * 1024  # an error body is read this far: its message is at the start
 
 
 async def _capped_lines(response: httpx2.Response) -> AsyncIterator[str | None]:
@@ -103,6 +108,16 @@ async def _capped_lines(response: httpx2.Response) -> AsyncIterator[str | None]:
             return
     if buffer:
         yield buffer.decode("utf-8", "replace")
+
+
+async def _read_at_most(response: httpx2.Response, limit: int) -> tuple[bytes, bool]:
+    """Up to `limit` bytes of the body, and whether that is all of it (a longer body is not read on)."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body.extend(chunk)
+        if len(body) > limit:
+            return bytes(body[:limit]), False
+    return bytes(body), True
 
 
 async def _drain(frames: AsyncIterator[Frame]) -> None:
@@ -189,6 +204,28 @@ def _redact(value: Any, secrets: Iterable[str]) -> Any:
     return value
 
 
+def credential_parts(value: str) -> list[str]:
+    """What a credential header value can show up as in a provider's error text.
+
+    Providers echo the bare token ("Incorrect API key provided: TOK"), not `Bearer TOK`, and a
+    `Basic` value is base64 of `user:password`: each of those parts is scrubbed too.
+    """
+    parts = [value]
+    scheme, _, token = value.strip().partition(" ")
+    token = token.strip()
+    if not token:
+        return parts
+    parts.append(token)
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(token, validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return parts
+        parts.append(decoded)
+        parts.extend(part for part in decoded.split(":", 1)[1:] if part)
+    return parts
+
+
 def scrub_error(error: _E, secrets: Iterable[str]) -> _E:
     """Remove every secret from an error's message, args and body, in place; returns it."""
     secrets = [s for s in secrets if s]
@@ -266,6 +303,7 @@ class _Attempt:
 
     policy: RetryPolicy
     provider: str
+    ends_at: float | None = None
     number: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -273,13 +311,17 @@ class _Attempt:
         """Sleep before the next retry; `False` when retries are exhausted or not worth waiting for.
 
         A `Retry-After` longer than `_MAX_RETRY_AFTER` gives up at once: sleeping minutes inside
-        one call helps nobody; the error carries the wait so the caller can schedule it.
+        one call helps nobody; the error carries the wait so the caller can schedule it. So does
+        a wait that would end after the request's deadline: sleeping into a `TimeoutError` would
+        lose the provider's error and its `retry_after`.
         """
         if self.number >= self.policy.max_retries:
             return False
         if retry_after is not None and retry_after > _MAX_RETRY_AFTER:
             return False
         delay = self.policy.delay(self.number, retry_after)
+        if self.ends_at is not None and time.monotonic() + delay >= self.ends_at:
+            return False
         logger.info("toolwire: retrying %s request in %.2fs after %s", self.provider, delay, reason)
         self.number += 1
         await asyncio.sleep(delay)
@@ -319,7 +361,8 @@ class HttpTransport:
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self._headers = dict(headers)
-        self._secrets = tuple(s for s in secrets if s)
+        # `Bearer TOK` is scrubbed as `TOK` too: providers echo the bare token.
+        self._secrets = tuple(part for s in secrets if s for part in credential_parts(s))
         self._max_connections = max_connections
         # httpx2 pools are bound to the event loop that opened them; keep one per loop.
         self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx2.AsyncClient] = (
@@ -358,17 +401,17 @@ class HttpTransport:
         if pool is not None:
             await pool.aclose()
 
-    def _fail(self, error: ToolwireError) -> ToolwireError:
+    def _fail(self, error: _E) -> _E:
         return scrub_error(error, self._secrets)
 
     async def post_json(self, url: str, body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         """POST `body`; return the parsed JSON reply and the request id, retrying transient failures."""
         import httpx2
 
-        async with self._overall(), self._send(url, body) as response:
+        async with self._overall() as ends_at, self._send(url, body, ends_at=ends_at) as response:
             request_id = request_id_from(response.headers)
             try:
-                raw = await response.aread()
+                raw = await self._read_reply(response, request_id)
                 data = json.loads(raw)
             except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to parse
                 raise self._fail(
@@ -401,9 +444,10 @@ class HttpTransport:
 
         Retries happen only while connecting and on an error status, before any event is read.
         """
-        async with self._overall(), self._send(url, body, stream=True) as response:
+        async with self._overall() as ends_at, self._send(url, body, stream=True, ends_at=ends_at) as response:
             request_id = request_id_from(response.headers)
-            reader = self._sse_frames(response) if framing == "sse" else self._ndjson_frames(response)
+            frames = self._sse_frames if framing == "sse" else self._ndjson_frames
+            reader = frames(response, ends_at)
             yield reader, request_id
             await _drain(reader)
 
@@ -423,26 +467,37 @@ class HttpTransport:
             await response.aclose()
 
     @asynccontextmanager
-    async def _overall(self) -> AsyncIterator[None]:
-        """The request's `deadline`, over retries and the whole stream."""
+    async def _overall(self) -> AsyncIterator[float | None]:
+        """The request's `deadline`, over retries and the whole stream; yields when it ends (monotonic).
+
+        The scope cancels only the task that opened the request; a stream read on from other
+        tasks (`stream_sync` reads each event in a task of its own) is held to the returned
+        end by `_within_idle_timeout`.
+        """
+        ends_at = None if self.deadline is None else time.monotonic() + self.deadline
         scope = asyncio.timeout(self.deadline)
         try:
             async with scope:
-                yield
+                yield ends_at
         except builtins.TimeoutError:
             if not scope.expired():
                 raise
-            raise self._fail(
-                TimeoutError(
-                    f"{self.provider} did not finish within the deadline of {self.deadline:g}s; "
-                    "raise deadline= or ask for less.",
-                    provider=self.provider,
-                )
-            ) from None
+            raise self._deadline_error() from None
+
+    def _deadline_error(self) -> TimeoutError:
+        return self._fail(
+            TimeoutError(
+                f"{self.provider} did not finish within the deadline of {self.deadline:g}s; "
+                "raise deadline= or ask for less.",
+                provider=self.provider,
+            )
+        )
 
     @asynccontextmanager
-    async def _send(self, url: str, body: dict[str, Any], *, stream: bool = False) -> AsyncIterator[httpx2.Response]:
-        response = await self._open(url, body, stream=stream)
+    async def _send(
+        self, url: str, body: dict[str, Any], *, stream: bool = False, ends_at: float | None = None
+    ) -> AsyncIterator[httpx2.Response]:
+        response = await self._open(url, body, stream=stream, ends_at=ends_at)
         try:
             yield response
         finally:
@@ -456,11 +511,12 @@ class HttpTransport:
         stream: bool,
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
+        ends_at: float | None = None,
     ) -> httpx2.Response:
         """Send until a status below 400 arrives; the body is left unread for the caller."""
         import httpx2
 
-        attempt = _Attempt(self.retry, self.provider)
+        attempt = _Attempt(self.retry, self.provider, ends_at)
         sent = dict(headers or {}) | ({"accept": "text/event-stream"} if stream else {})
         while True:
             pool = self._pool()
@@ -492,8 +548,26 @@ class HttpTransport:
             if not (_retryable(response.status_code) and await attempt.wait(f"HTTP {error.status}", retry_after)):
                 raise self._fail(error)
 
+    async def _read_reply(self, response: httpx2.Response, request_id: str | None) -> bytes:
+        """The whole reply body, refused once it passes `MAX_REPLY_BYTES` (memory stays bounded)."""
+        declared = response.headers.get("content-length", "")
+        raw, complete = b"", False
+        if not (declared.isdigit() and int(declared) > MAX_REPLY_BYTES):
+            raw, complete = await _read_at_most(response, MAX_REPLY_BYTES)
+        if complete:
+            return raw
+        raise self._fail(
+            ProviderError(
+                f"{self.provider} sent a reply larger than {MAX_REPLY_BYTES} bytes, which toolwire does not "
+                "hold in memory; ask for less (max_tokens=) or stream the reply.",
+                provider=self.provider,
+                status=response.status_code,
+                request_id=request_id,
+            )
+        )
+
     async def _status_error(self, response: httpx2.Response) -> ToolwireError:
-        raw = await response.aread()
+        raw, _ = await _read_at_most(response, _MAX_ERROR_BYTES)
         text = raw.decode("utf-8", "replace")
         try:
             body: Any = json.loads(text)
@@ -527,11 +601,12 @@ class HttpTransport:
             provider=self.provider,
         )
 
-    async def _sse_frames(self, response: httpx2.Response) -> AsyncIterator[Frame]:
+    async def _sse_frames(self, response: httpx2.Response, ends_at: float | None) -> AsyncIterator[Frame]:
         import httpx2
 
+        events = httpx2.EventSource(response, max_event_size=MAX_EVENT_BYTES)
         try:
-            async for event in self._within_idle_timeout(httpx2.EventSource(response, max_event_size=MAX_EVENT_BYTES)):
+            async for event in self._within_idle_timeout(events, ends_at):
                 data = event.data.strip()
                 if not data:
                     continue
@@ -546,11 +621,11 @@ class HttpTransport:
         except httpx2.HTTPError as exc:
             raise self._fail(self._stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
 
-    async def _ndjson_frames(self, response: httpx2.Response) -> AsyncIterator[Frame]:
+    async def _ndjson_frames(self, response: httpx2.Response, ends_at: float | None) -> AsyncIterator[Frame]:
         import httpx2
 
         try:
-            async for line in self._within_idle_timeout(_capped_lines(response)):
+            async for line in self._within_idle_timeout(_capped_lines(response), ends_at):
                 if line is None:
                     raise self._fail(self._stream_error(f"sent a line longer than {MAX_EVENT_BYTES} bytes"))
                 if line.strip():
@@ -560,20 +635,28 @@ class HttpTransport:
         except httpx2.HTTPError as exc:
             raise self._fail(self._stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
 
-    async def _within_idle_timeout(self, events: AsyncIterable[_T]) -> AsyncIterator[_T]:
-        """Each event must arrive within `timeout` of the last one.
+    async def _within_idle_timeout(self, events: AsyncIterable[_T], ends_at: float | None) -> AsyncIterator[_T]:
+        """Each event must arrive within `timeout` of the last one, and before the deadline.
 
         The read timeout alone is reset by any byte, so a server that sends only keep-alive
-        comments holds a dead stream open forever.
+        comments holds a dead stream open forever. The deadline is checked here, in whatever
+        task reads the event, because `_overall` can cancel only the task that opened the stream.
         """
         iterator = aiter(events)
         while True:
+            wait, by_deadline = self.timeout, False
+            if ends_at is not None:
+                left = max(0.0, ends_at - time.monotonic())
+                if wait is None or left < wait:
+                    wait, by_deadline = left, True
             try:
-                async with asyncio.timeout(self.timeout):
+                async with asyncio.timeout(wait):
                     event = await anext(iterator)
             except StopAsyncIteration:
                 return
             except builtins.TimeoutError:
+                if by_deadline:
+                    raise self._deadline_error() from None
                 raise self._fail(
                     self._stream_error(f"stalled: no event for {self.timeout:g}s (keep-alives do not count)")
                 ) from None
@@ -609,11 +692,11 @@ class RawReply:
         self.request_id = request_id_from(response.headers)
 
     async def read(self) -> bytes:
-        """The whole body."""
+        """The whole body, refused (`ProviderError`) once it passes `MAX_REPLY_BYTES`."""
         import httpx2
 
         try:
-            return await self._response.aread()
+            return await self._transport._read_reply(self._response, self.request_id)
         except httpx2.HTTPError as exc:
             raise self._transport._fail(self._transport._transport_error(exc)) from exc
 

@@ -196,10 +196,14 @@ def test_route_tables_are_read_in_order(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('[[route]]\nmodel = "x"\n', "[[route]] 1 in {path!r} needs target."),
+        (
+            '[[route]]\nmodel = "x"\n',
+            "[[route]] 1 in {path!r} needs target (or [[route.targets]] tables, for several upstreams).",
+        ),
         (
             '[[route]]\nmodel = "x"\ntarget = "ollama:q"\nmode = "text"\n',
-            "Unknown key 'mode' in [[route]] 1 of {path!r}; known: model, target, base_url, api_key_env, tool_mode.",
+            "Unknown key 'mode' in [[route]] 1 of {path!r}; known: model, target, base_url, api_key_env, tool_mode, "
+            "strategy, cooldown, targets.",
         ),
         (
             '[[route]]\nmodel = "x"\ntarget = "ollama:q"\ntool_mode = "json"\n',

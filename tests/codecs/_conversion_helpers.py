@@ -35,7 +35,7 @@ from toolwire import (
     UserMessage,
 )
 from toolwire.codecs import get_codec
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 
 CODECS = ("anthropic", "gemini", "ollama", "openai", "openai-responses")
 PAIRS = [(a, b) for a in CODECS for b in CODECS if a != b]
@@ -289,7 +289,7 @@ def through(codec: str, form: Form) -> Form:
     images = [p for p in value if p[0] != "text"]
     match codec:
         case "openai":
-            # Tool messages hold text only; images follow in a user message (SPEC §2, _openai_messages docstring).
+            # Tool messages hold text only; images follow in a user message (SPEC §2, codecs/openai/messages.py).
             return ("multimodal", [p for p in value if p[0] == "text"] + images)
         case "gemini":
             # One `response.output` string (texts joined by newlines), images as functionResponse.parts.

@@ -23,7 +23,10 @@ from openai.types.responses.response_create_params import ResponseCreateParamsNo
 from openai.types.responses.response_input_item_param import ResponseInputItemParam
 
 from tests.sdk_types import drain
-from toolwire.codecs import _anthropic, _anthropic_requests, _guard, _openai, _openai_responses_replies
+from toolwire.codecs.anthropic import requests as anthropic_requests
+from toolwire.codecs.common import guard
+from toolwire.codecs.openai import requests as openai_requests
+from toolwire.codecs.openai_responses import items as responses_items
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BASH_SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
@@ -51,8 +54,7 @@ def messages_of(records: list[logging.LogRecord]) -> list[str]:
 @contextmanager
 def fresh_warnings(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     """Every once-per-process warning shows again inside, whatever ran before."""
-    sets = [_anthropic._warned, _anthropic_requests._warned, _openai_responses_replies.warned, _guard._warned]
-    sets.append(_openai._warned)
+    sets = [anthropic_requests._warned, responses_items.warned, guard._warned, openai_requests._warned]
     saved = [set(s) for s in sets]
     for s in sets:
         s.clear()

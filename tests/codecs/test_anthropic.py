@@ -502,7 +502,7 @@ def test_decode_request_keeps_cached_system_blocks_and_drops_server_tools(caplog
             {"name": "f", "input_schema": {"type": "object"}},
         ],
     }
-    with caplog.at_level(logging.WARNING, logger="toolwire.codecs._anthropic"):
+    with caplog.at_level(logging.WARNING, logger="toolwire.codecs.anthropic"):
         request = CODEC.decode_request(body)
     assert [r.getMessage() for r in caplog.records] == [
         "anthropic: content block type 'document' has no neutral form and is dropped when decoding a request.",

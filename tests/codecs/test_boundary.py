@@ -152,7 +152,7 @@ def test_duplicate_call_ids_in_one_reply_are_made_unique_the_same_way(codec: str
     response = Response(message=AssistantMessage(parts=list(calls)), stop_reason=StopReason.TOOL_USE)
     decoded = get_codec(codec).decode_response(get_codec(codec).encode_response(response))
     if codec == "gemini":  # Gemini ids are echoed only when Gemini issued them: check the neutral rule directly
-        from toolwire.codecs._guard import unique_reply_ids
+        from toolwire.codecs.common.guard import unique_reply_ids
 
         decoded = unique_reply_ids(response)
     assert [(c.id, c.arguments) for c in decoded.tool_calls] == [
@@ -200,3 +200,18 @@ def test_reasoning_with_no_provider_is_rendered_in_every_protocol(codec: str) ->
             ("ThinkingPart", "thinking hard"),
             ("TextPart", "hi"),
         ]
+
+
+def test_argument_repair_is_capped_far_below_what_holds_a_loop_and_raw_newlines_parse_in_linear_time() -> None:
+    from toolwire.codecs.common.arguments import MAX_REPAIR_CHARS, parse_arguments
+
+    assert MAX_REPAIR_CHARS == 8 * 1024
+    broken = "{'x': [" + "{'y': 1, " * 2000  # 18 KB of unclosed braces: json-repair took ~1.5 s on such
+    arguments, metadata = parse_arguments(broken + "'z'}")
+    assert (arguments, metadata["arguments_error"][:76]) == (
+        {},
+        "the arguments are not valid JSON (18011 characters, too long to repair): \"{'",
+    )
+    text = "line one\nline\ttwo\n" * 4000  # a file's text with raw newlines: the usual long fault
+    raw = '{"path": "a.txt", "content": "' + text + '"}'
+    assert parse_arguments(raw) == ({"path": "a.txt", "content": text}, {"raw_arguments": raw})

@@ -25,7 +25,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _available(name: str) -> bool:
-    module = "toolwire.codecs._" + name.replace("-", "_")
+    module = "toolwire.codecs." + name.replace("-", "_")
     return importlib.util.find_spec(module) is not None
 
 
@@ -203,7 +203,8 @@ def test_request_fixtures_round_trip(codec_name: str) -> None:
         body = json.loads(path.read_text(encoding="utf-8"))
         if path.name == "reasoning_replay.request.json":  # a compatible server's body: its profile
             from toolwire.codecs import guarded
-            from toolwire.codecs._openai import PROFILES, OpenAICodec
+            from toolwire.codecs.openai import OpenAICodec
+            from toolwire.codecs.openai.profiles import PROFILES
 
             codec = guarded(OpenAICodec(PROFILES["openai-compatible"]))
         assert codec.encode_request(codec.decode_request(copy.deepcopy(body))) == body, path.name

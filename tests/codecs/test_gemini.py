@@ -33,9 +33,9 @@ from toolwire import (
     UserMessage,
 )
 from toolwire.codecs import get_codec
-from toolwire.codecs._gemini import CODEC, SKIP_THOUGHT_SIGNATURE, GeminiCodec
-from toolwire.codecs._gemini_stream import parse_json_path
-from toolwire.codecs._shared import derived_call_id
+from toolwire.codecs.common.ids import derived_call_id
+from toolwire.codecs.gemini import CODEC, SKIP_THOUGHT_SIGNATURE, GeminiCodec
+from toolwire.codecs.gemini.partial_arguments import parse_json_path
 from toolwire.errors import CodecError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini"
@@ -478,7 +478,7 @@ def test_parallel_false_and_strict_degrade_with_one_warning(caplog: pytest.LogCa
 
 
 def test_registry_returns_this_codec() -> None:
-    assert get_codec("gemini")._codec is CODEC  # behind the decoding boundary (codecs._guard)
+    assert get_codec("gemini")._codec is CODEC  # behind the decoding boundary (codecs/common/guard.py)
     assert CODEC.name == "gemini"
 
 

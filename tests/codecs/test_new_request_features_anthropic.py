@@ -29,7 +29,7 @@ from toolwire import (
     UserMessage,
 )
 from toolwire.codecs import get_codec, guarded
-from toolwire.codecs._gemini import GeminiCodec
+from toolwire.codecs.gemini import GeminiCodec
 
 
 @pytest.fixture(autouse=True)

@@ -29,8 +29,8 @@ from toolwire import (
     UserMessage,
 )
 from toolwire.codecs import get_codec
-from toolwire.codecs._ollama import OllamaCodec
-from toolwire.codecs._shared import derived_call_id
+from toolwire.codecs.common.ids import derived_call_id
+from toolwire.codecs.ollama import OllamaCodec
 from toolwire.errors import CodecError, ProviderError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ollama"

@@ -40,12 +40,13 @@ from toolwire import (
     UserMessage,
 )
 from toolwire.codecs import get_codec
-from toolwire.codecs._openai import CODEC, PROFILES, OpenAICodec, OpenAIProfile
+from toolwire.codecs.openai import CODEC, OpenAICodec
+from toolwire.codecs.openai.profiles import PROFILES, OpenAIProfile
 from toolwire.errors import CodecError
 from toolwire.schema import openai_strict_schema
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openai"
-LOGGER = "toolwire.codecs._openai"
+LOGGER = "toolwire.codecs.openai"
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -84,7 +85,7 @@ WEATHER = ToolDefinition(
 
 
 def test_registry_returns_this_codec() -> None:
-    assert get_codec("openai")._codec is CODEC  # behind the decoding boundary (codecs._guard)
+    assert get_codec("openai")._codec is CODEC  # behind the decoding boundary (codecs/common/guard.py)
     assert CODEC.name == "openai"
     assert CODEC.profile is PROFILES["openai"]
 

@@ -14,7 +14,7 @@ import pytest
 
 from toolwire import ResponseFormat
 from toolwire.codecs import get_codec
-from toolwire.codecs._shared import collect_degradations
+from toolwire.codecs.common.degradations import collect_degradations
 from toolwire.errors import CodecError
 
 OPENAI_BODY = {
@@ -177,7 +177,7 @@ def test_anthropic_has_no_schemaless_json_and_says_so() -> None:
 
 
 def test_the_missing_option_is_logged_in_words(caplog: pytest.LogCaptureFixture) -> None:
-    from toolwire.codecs._gemini import GeminiCodec  # a fresh codec: its warnings are its own
+    from toolwire.codecs.gemini import GeminiCodec
 
     request = get_codec("openai").decode_request(dict(OPENAI_BODY))
     with caplog.at_level(logging.WARNING, logger="toolwire.codecs"):

@@ -20,7 +20,7 @@ from tests.sdk_types import assert_sdk_exact
 from tests.strategies import CODECS, json_objects, names, texts
 from toolwire import AssistantMessage, Response, StopReason, TextPart, ThinkingPart, ToolCall, Usage
 from toolwire.codecs import get_codec
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 from toolwire.types import AssistantPart, Done, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 
 call_ids = st.from_regex(r"call_[a-zA-Z0-9]{4,12}", fullmatch=True)
@@ -108,6 +108,97 @@ def neutral_streams(draw: st.DrawFn, reply: Response) -> list[StreamEvent]:
                 events += [ToolCallDelta(index, None, None, piece) for piece in _cut(draw, arguments)]
                 index += 1
     return [*events, Done(reply)]
+
+
+@st.composite
+def interleaved_streams(draw: st.DrawFn, reply: Response) -> list[StreamEvent]:
+    """A stream whose parallel calls' fragments interleave, as deltas keyed by `index` may.
+
+    Within each run of consecutive calls, every call keeps its own order and headers come in
+    index order, but a later call's header and fragments may arrive before an earlier call's
+    arguments are complete (PROVIDERS.md §2.1; seen from OpenAI-compatible servers).
+    """
+    events = draw(neutral_streams(reply))
+    out: list[StreamEvent] = []
+    run: list[list[ToolCallDelta]] = []
+
+    def flush() -> None:
+        queues = [list(q) for q in run]
+        while any(queues):
+            # a call may go next once every earlier call's header is out
+            ready = [
+                n for n, q in enumerate(queues) if q and all(not queues[m] or queues[m][0].id is None for m in range(n))
+            ]
+            pick = draw(st.sampled_from(ready))
+            out.append(queues[pick].pop(0))
+        run.clear()
+
+    for event in events:
+        if isinstance(event, ToolCallDelta):
+            if event.id is not None:
+                run.append([])
+            run[-1].append(event)
+            continue
+        flush()
+        out.append(event)
+    flush()
+    return out
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_parallel_calls_whose_fragments_interleave_arrive_whole(codec: str, data: st.DataObject) -> None:
+    reply = data.draw(replies(codec))
+    events = data.draw(interleaved_streams(reply))
+    expected = get_codec(codec).decode_response(get_codec(codec).encode_response(reply))
+    wire = _encode(codec, events, reply)
+    assert _late_pieces(wire) == []
+    assert _decode_stream(codec, wire) == expected
+
+
+def _late_pieces(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Argument pieces sent for a call after its block or item ended: SDKs drop or misplace them.
+
+    (A thinking signature known only at the end is another matter: Anthropic's SDK adds a
+    `signature_delta` to its block by index, whenever it comes.)
+    """
+    closed: set[Any] = set()
+    late = []
+    for event in wire:
+        kind = event.get("type")
+        if kind == "content_block_stop":  # Anthropic
+            closed.add(event["index"])
+        elif kind == "content_block_delta" and event["delta"]["type"] == "input_json_delta":
+            late += [event] if event["index"] in closed else []
+        elif kind == "response.output_item.done":  # Responses
+            closed.add(event["output_index"])
+        elif kind == "response.function_call_arguments.delta" and event["output_index"] in closed:
+            late.append(event)
+    return late
+
+
+def test_an_interleaved_second_call_waits_for_the_first_in_a_responses_stream() -> None:
+    """Issue 20.1's chunks: call 0 id+name, `{"ci`, call 1 id+name, `ty": "Paris"}`, call 1's args."""
+    first = ToolCall(id="call_a", name="get_weather", arguments={"city": "Paris"})
+    second = ToolCall(id="call_b", name="get_time", arguments={"tz": "CET"})
+    reply = Response(message=AssistantMessage(parts=[first, second]), stop_reason=StopReason.TOOL_USE, id="resp_1")
+    events: list[StreamEvent] = [
+        ToolCallDelta(0, "call_a", "get_weather", ""),
+        ToolCallDelta(0, None, None, '{"ci'),
+        ToolCallDelta(1, "call_b", "get_time", ""),
+        ToolCallDelta(0, None, None, 'ty": "Paris"}'),
+        ToolCallDelta(1, None, None, '{"tz": "CET"}'),
+        Done(reply),
+    ]
+    wire = _encode("openai-responses", events, reply)
+    done = [e["item"] for e in wire if e["type"] == "response.output_item.done"]
+    assert [(d["call_id"], d["arguments"]) for d in done] == [
+        ("call_a", '{"city": "Paris"}'),
+        ("call_b", '{"tz": "CET"}'),
+    ]
+    added = [e["item"]["call_id"] for e in wire if e["type"] == "response.output_item.added"]
+    assert added == ["call_a", "call_b"]  # the second call opens only after the first closed
 
 
 def _decode_stream(codec: str, wire: list[dict[str, Any]]) -> Response:

@@ -383,7 +383,9 @@ def test_a_model_without_tool_calling_drives_the_agent_in_text_mode(
 
 # the README's "Use it from Claude Code / Codex / the OpenAI SDK" lines, through `toolwire serve`
 
+# (its own lines only: the subsections after it, multi-target routes and the like, have other blocks)
 SECTION = README.split("## Use it from Claude Code / Codex / the OpenAI SDK\n", 1)[1].split("\n## ", 1)[0]
+SECTION = SECTION.split("\n### ", 1)[0]
 GATEWAY = "127.0.0.1:4000"  # where the README's lines point
 
 

@@ -21,11 +21,16 @@ SIGNATURE = "c2lnbmF0dXJlLW9mLXRoZS1maXJzdC1jYWxs"  # base64, as Gemini's are
 def gateway(upstreams: dict[str, ScriptedServer], upstream_key: str) -> Iterator[Gateway]:
     routes = [
         *routes_to(upstreams),
-        Route("to-text", "openai:up-text", base_url=upstreams["openai"].base_url + "/v1", api_key_env=KEY_ENV),
+        Route(
+            "to-text",
+            "openai:up-text",
+            base_url=upstreams["openai"].base_url + "/v1",
+            api_key_env=KEY_ENV,
+            tool_mode="text",
+        ),
         Route("to-auto", "ollama:up-auto", base_url=upstreams["ollama"].base_url, tool_mode="auto"),
         Route("literal-name", "anthropic:up-literal", base_url=upstreams["anthropic"].base_url, api_key_env=KEY_ENV),
     ]
-    routes[-3].tool_mode = "text"
     with Gateway(create_app(routes, keys=[GATEWAY_KEY])) as running:
         yield running
 

@@ -25,8 +25,13 @@ def load(provider: str, name: str) -> Any:
 
 @pytest.fixture(scope="module")
 def gateway(upstreams: dict[str, ScriptedServer], upstream_key: str) -> Iterator[Gateway]:
-    text = Route("to-openai-text", "openai:up-text", base_url=upstreams["openai"].base_url + "/v1", api_key_env=KEY_ENV)
-    text.tool_mode = "text"
+    text = Route(
+        "to-openai-text",
+        "openai:up-text",
+        base_url=upstreams["openai"].base_url + "/v1",
+        api_key_env=KEY_ENV,
+        tool_mode="text",
+    )
     with Gateway(create_app([*routes_to(upstreams), text], keys=[GATEWAY_KEY])) as running:
         yield running
 

@@ -1,3 +1,5 @@
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -68,3 +70,27 @@ def test_trim_history_replaces_oldest_outputs_and_keeps_them() -> None:
     assert last == ToolResult.text(calls[2], "x" * 200)
     assert cache.get("out_2") == "x" * 200
     assert trim_history(messages, cache, budget_chars=350) == 0  # stubs are never trimmed again
+
+
+def test_grep_regex_matches_in_linear_time_like_the_grep_tool() -> None:
+    # Python's backtracking re needs longer than anyone waits for this line; RE2 needs microseconds.
+    program = (
+        "from toolwire.cache import ToolOutputCache\n"
+        "cache = ToolOutputCache()\n"
+        "ref = cache.put('x\\n' + 'a' * 40 + '\\naaab')\n"
+        "print(cache.grep(ref, 'a*' * 24 + 'b', regex=True))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "     3:\taaab\n", "")
+
+
+def test_grep_regex_names_the_syntax_it_does_not_support() -> None:
+    cache = ToolOutputCache()
+    ref = cache.put("aa\nab")
+    with pytest.raises(CacheLookupError) as caught:
+        cache.grep(ref, r"(a)\1", regex=True)
+    assert str(caught.value) == (
+        "Invalid regular expression '(a)\\\\1': invalid escape sequence: \\1; use RE2 syntax (Python-like, "
+        "without backreferences or lookaround)."
+    )
+    assert cache.grep(ref, "b$|^x", regex=True) == "     2:\tab"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 from toolwire import ToolCall
 from toolwire.agent import Agent
 from toolwire.testing import ScriptedModel, reply
-from toolwire.tools import DEFAULT_TOOL_TIMEOUT, tool
+from toolwire.tools import DEFAULT_TOOL_TIMEOUT, ToolContext, tool
 
 
 @tool(risk="low")
@@ -112,3 +113,46 @@ async def test_sync_tools_still_run_in_threads_and_see_context_variables(caplog:
     with caplog.at_level(logging.WARNING):
         result = await where.execute_raw({})
     assert (result.value, caplog.records) == ("toolwire-tool-where visible", [])
+
+
+@tool(risk="low", timeout=0.2)
+async def deaf() -> str:
+    """Swallows every cancellation, retrying forever."""
+    for _ in range(600):  # bounded, so a failing test ends after about a minute
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(0.1)
+    return "unreachable"
+
+
+async def test_an_async_tool_that_swallows_cancellation_is_reported_and_left_behind(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        result = await Agent(two_calls("deaf", "quick"), [deaf, quick]).run("go")
+    assert (result.stop_reason, result.text) == ("end_turn", "finished")
+    assert [(r.result.kind, r.result.value) for r in result.calls] == [
+        ("error", "Tool 'deaf' did not finish within 0.2 s and was stopped; try smaller inputs or another approach."),
+        ("text", "quick answer"),
+    ]
+    assert [r.getMessage() for r in caplog.records] == [
+        "Tool 'deaf' was stopped after 0.2 s but ignores cancellation and is still running; its result will be "
+        "ignored. Let CancelledError propagate in the tool."
+    ]
+
+
+async def test_cancelling_a_run_does_not_wait_for_a_tool_that_swallows_cancellation() -> None:
+    signal = asyncio.Event()
+
+    @tool(risk="low", timeout=3600)
+    async def deaf_forever() -> str:
+        """Swallows every cancellation."""
+        signal.set()
+        for _ in range(600):
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(0.1)
+        return "unreachable"
+
+    agent = Agent(two_calls("deaf_forever"), [deaf_forever], context=ToolContext(cancel=signal))
+    result = await agent.run("go")
+    assert result.stop_reason == "cancelled"
+    assert [r.result.value for r in result.calls] == ["Cancelled before it finished: the run was stopped."]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.stdtools import edit, grep, read, write
-from toolwire.tools import ToolError
+from toolwire import ToolCall
+from toolwire.stdtools import ROOT, edit, glob, grep, read, write
+from toolwire.tools import Tool, ToolContext, ToolError
 
 
 @pytest.fixture
@@ -173,3 +175,30 @@ def test_swapping_a_directory_for_a_symlink_never_leaks_or_writes_outside(root: 
     swapper.join()
     assert (swapper.swaps, leaked, sorted(p.name for p in outside.iterdir())) == (SWAPS, [], ["secret.txt"])
     assert reads > 0 and writes > 0
+
+
+@pytest.mark.parametrize("tool", [read, write, edit, grep], ids=lambda t: t.name)
+async def test_a_nul_byte_in_a_path_is_refused_in_one_sentence_without_a_logged_traceback(
+    root: Path, tool: Tool, caplog: pytest.LogCaptureFixture
+) -> None:
+    arguments = {"path": "src/a\0.py", "content": "x", "old_text": "x", "new_text": "y", "pattern": "x"}
+    accepted = {name: arguments[name] for name in tool.definition.parameters["properties"] if name in arguments}
+    call = ToolCall(id="c1", name=tool.name, arguments=accepted)
+    with caplog.at_level(logging.DEBUG, logger="toolwire"):
+        result = await tool.execute_raw(accepted, ToolContext(overrides={ROOT.id: root}), call=call)
+    assert (result.kind, result.value) == (
+        "error",
+        "'src/a\\x00.py' holds a NUL byte, which no file name can; give the path without it.",
+    )
+    assert caplog.records == []
+
+
+def test_a_symlink_loop_is_skipped_and_named_not_fatal_for_the_tree(root: Path) -> None:
+    (root / "loop1").symlink_to("loop2")
+    (root / "loop2").symlink_to("loop1")
+    (root / "src" / "self").symlink_to("self")
+    assert call(glob, root, pattern="**/*") == ("src\nsrc/a.py\n[skipped 3 symlink loops: loop1, loop2, src/self]")
+    assert call(grep, root, pattern="TODO") == "src/a.py:2: # TODO: more"
+    with pytest.raises(ToolError) as caught:
+        call(grep, root, pattern="TODO", path="loop1")
+    assert caught.value.message == "'loop1' is a symlink loop; give a path that names a file."

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.stdtools._processes import gone
 from toolwire import ToolCall, ToolResult
 from toolwire.agent import Agent
 from toolwire.stdtools import ROOT, done, edit, exec_command, glob, grep, read, standard_tools, write, write_todos
@@ -25,18 +22,13 @@ async def run(tool: Tool, root: Path, **arguments: object) -> ToolResult:
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Iterator[Path]:
+def root(tmp_path: Path) -> Path:
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
     (project / "src" / "a.py").write_text("import os\n\ndef main():\n    return os.getcwd()\n")
     (project / "notes.txt").write_text("alpha\nbeta\n")
     (tmp_path / "secret.txt").write_text("top secret\n")
-    yield project
-    # A test that fails must not leave its `sleep 555` behind: stop whatever wrote a pid file.
-    for pid_file in project.glob("*.pid"):
-        if _pid_written(pid_file):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(pid_file.read_text(encoding="ascii")), signal.SIGKILL)
+    return project
 
 
 def test_risks_and_names() -> None:
@@ -151,40 +143,19 @@ def _pid_written(path: Path) -> bool:
     return path.exists() and path.read_text(encoding="ascii").endswith("\n")
 
 
-def _dead(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-
-
-def _gone(pid: int) -> bool:
-    """The process dies (absent, or a zombie waiting for whoever adopted it) within 30 s.
-
-    SIGKILL is delivered asynchronously: right after `kill` the target may still be running.
-    """
-    deadline = time.monotonic() + 30
-    while not _dead(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
 async def test_exec_returns_when_the_command_exits_and_stops_a_daemonised_grandchild(root: Path) -> None:
     command = f"setsid sh -c 'echo $$ > daemon.pid; exec sleep 555' & {_AWAIT_DAEMON}; echo started; echo ended"
     result = await run(exec_command, root, command=command, timeout=60)
     assert result.value == "exit code: 0\nstarted\nended\n"
     pid = int((root / "daemon.pid").read_text(encoding="ascii"))
-    assert _gone(pid)
+    assert gone(pid)
 
 
 async def test_exec_timeout_also_stops_a_daemonised_grandchild(root: Path) -> None:
     command = f"setsid sh -c 'echo $$ > daemon.pid; exec sleep 555' & {_AWAIT_DAEMON}; echo started; sleep 60"
     result = await run(exec_command, root, command=command, timeout=3)  # outlasts the start-up on a loaded machine
     assert result.value == "The command timed out after 3 s and was stopped. Output so far:\nstarted\n"
-    assert _gone(int((root / "daemon.pid").read_text(encoding="ascii")))
+    assert gone(int((root / "daemon.pid").read_text(encoding="ascii")))
 
 
 async def test_cancelling_exec_stops_everything_it_started(root: Path) -> None:
@@ -195,5 +166,5 @@ async def test_cancelling_exec_stops_everything_it_started(root: Path) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert _gone(int((root / "shell.pid").read_text(encoding="ascii")))
-    assert _gone(int((root / "daemon.pid").read_text(encoding="ascii")))
+    assert gone(int((root / "shell.pid").read_text(encoding="ascii")))
+    assert gone(int((root / "daemon.pid").read_text(encoding="ascii")))

@@ -115,6 +115,12 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any], str]]]] = [
         "Ok.",
         [("get_weather", {"city": "Rome"}, "mistral-v11"), ("b", {}, "mistral-v11")],
     ),
+    (  # vLLM's Mistral parser input: special tokens skipped, so no [ARGS] between name and JSON
+        "mistral-v11-special-tokens-skipped",
+        'Let me compute.[TOOL_CALLS]add{"a": 3.5, "b": 4}[TOOL_CALLS]multiply{"a": 3, "b": 6}',
+        "Let me compute.",
+        [("add", {"a": 3.5, "b": 4}, "mistral-v11"), ("multiply", {"a": 3, "b": 6}, "mistral-v11")],
+    ),
     (
         "mistral-v11-call-id",
         '[TOOL_CALLS]a[CALL_ID]abcDEF123[ARGS]{"x": "y"}',
@@ -289,6 +295,20 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any], str]]]] = [
         "<|channel|>analysis<|message|>Need weather.<|end|>",
         [("a", {"x": 1}, "harmony")],
     ),
+    (  # as llama.cpp's server passes it through: no <|end|>, a content-type word, no <|call|>
+        "harmony-llama-server",
+        "<|channel|>analysis<|message|>We need to run pwd.<|start|>assistant<|channel|>commentary "
+        'to=functions.run_command json<|message|>{"command":"pwd"}',
+        "<|channel|>analysis<|message|>We need to run pwd.",
+        [("run_command", {"command": "pwd"}, "harmony")],
+    ),
+    (
+        "harmony-constrain-multiline",
+        "<|channel|>analysis<|message|>We need to run pwd.<|start|>assistant<|channel|>commentary "
+        'to=functions.run_command <|constrain|>json<|message|>{\n  "command": "pwd"\n}<|call|>',
+        "<|channel|>analysis<|message|>We need to run pwd.",
+        [("run_command", {"command": "pwd"}, "harmony")],
+    ),
 ]
 
 
@@ -401,3 +421,28 @@ def test_harmony_channels_become_reasoning_calls_and_the_answer() -> None:
     final = calls_from_text(reply(answering), weather, "text")
     assert final.message.parts == [ThinkingPart(text="Think hard."), TextPart(text="It is sunny.")]
     assert final.stop_reason == StopReason.END_TURN
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|channel|>analysis<|message|>We need to run pwd.<|start|>assistant<|channel|>commentary "
+        'to=functions.run_command json<|message|>{"command":"pwd"}',
+        "<|channel|>analysis<|message|>We need to run pwd.<|start|>assistant<|channel|>commentary "
+        'to=functions.run_command <|constrain|>json<|message|>{\n  "command": "pwd"\n}<|call|>',
+    ],
+)
+def test_harmony_analysis_is_thinking_never_visible_text(text: str) -> None:
+    from toolwire import AssistantMessage, Response, StopReason, TextPart, ThinkingPart, ToolDefinition
+    from toolwire.textcalls import calls_from_text
+
+    reply = Response(message=AssistantMessage(parts=[TextPart(text=text)]), stop_reason=StopReason.END_TURN)
+    tool = ToolDefinition(name="run_command", parameters={"type": "object"})
+    parsed = calls_from_text(reply, [tool], "text")
+    assert [type(p).__name__ for p in parsed.message.parts] == ["ThinkingPart", "ToolCall"]
+    assert parsed.message.parts[0] == ThinkingPart(text="We need to run pwd.")
+    assert (parsed.text, parsed.tool_calls[0].arguments, parsed.stop_reason) == (
+        "",
+        {"command": "pwd"},
+        StopReason.TOOL_USE,
+    )

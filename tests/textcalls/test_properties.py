@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 from toolwire.textcalls import TOOL_CALL_PREFIX, parse_tool_calls
 
 # Prose: any text without the characters that start a marker or a JSON/pythonic value.

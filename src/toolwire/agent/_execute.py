@@ -76,11 +76,34 @@ async def race_signal(awaitable: Awaitable[T], signal: Any) -> T:
     finally:
         watcher.cancel()
         if not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-    if task.cancelled():
+            await stop_task(task)
+    if not task.done() or task.cancelled():
         raise Cancelled
     return task.result()
+
+
+STOP_GRACE_SECONDS = 2.0
+"""How long a cancelled tool may take to clean up before the agent stops waiting for it."""
+
+
+async def stop_task(task: asyncio.Future[Any], grace: float = STOP_GRACE_SECONDS) -> bool:
+    """Cancel `task` and wait up to `grace` seconds for it to end; `False` if it ignores cancellation.
+
+    A coroutine that swallows `CancelledError` (in a retry loop, say) would otherwise hold the
+    whole run forever. It is left running, its eventual error retrieved so nothing is logged
+    twice, and the caller reports it.
+    """
+    task.cancel()
+    await asyncio.wait({task}, timeout=grace)
+    if task.done():
+        return True
+    task.add_done_callback(_retrieve)
+    return False
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 @dataclass(slots=True)
@@ -176,18 +199,26 @@ class TurnExecutor:
     async def _execute_in_time(self, call: ToolCall, tool: AgentTool) -> ToolResult:
         """Run the call under its time limit: the tool's own `timeout`, else the agent's."""
         limit = getattr(tool, "timeout", None) or self.tool_timeout
-        scope = asyncio.timeout(limit)
+        task = asyncio.ensure_future(tool.execute_raw(call.arguments, self.context, call=call))
         try:
-            async with scope:
-                return await tool.execute_raw(call.arguments, self.context, call=call)
-        except TimeoutError:
-            if not scope.expired():
-                raise
+            await asyncio.wait({task}, timeout=limit)
+        finally:
+            timed_out = not task.done()
+            stopped = not timed_out or await stop_task(task)
+        if timed_out and limit is not None:
+            if not stopped:
+                self.context.logger.warning(
+                    "Tool %r was stopped after %g s but ignores cancellation and is still running; its result "
+                    "will be ignored. Let CancelledError propagate in the tool.",
+                    call.name,
+                    limit,
+                )
             return ToolResult.error(
                 call,
                 f"Tool {call.name!r} did not finish within {limit:g} s and was stopped; "
                 "try smaller inputs or another approach.",
             )
+        return task.result()
 
     def _unknown(self, call: ToolCall) -> CallRecord:
         known = ", ".join(sorted(self.tools)) or "none"

@@ -136,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="the address to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=4000, help="the port (default: 4000)")
     serve.add_argument("--workers", type=_count, default=1, metavar="N", help="worker processes (default: 1)")
+    serve.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM, how long requests in flight may take to finish before they are cut (default: 30)",
+    )
     add_mcp_server_command(command("mcp-server", "serve the standard tools to MCP clients (stdio, or --http PORT)"))
     return parser
 

@@ -13,6 +13,10 @@ import argparse
 import ipaddress
 import logging
 import os
+import signal
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +66,7 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
         import uvicorn
 
         from toolwire.gateway import create_app, gateway_keys
+        from toolwire.gateway._slow_clients import header_deadline_protocol
     except ModuleNotFoundError as exc:
         raise UsageError(
             f"toolwire serve needs {exc.name}; install it from the toolwire checkout with: pip install -e '.[serve]'"
@@ -77,12 +82,39 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
         )
     debug = bool(args.debug)
     _log_requests(debug)
-    options: dict[str, Any] = {"host": args.host, "port": args.port, "access_log": False, "log_level": "warning"}
+    options: dict[str, Any] = {
+        "host": args.host,
+        "port": args.port,
+        "access_log": False,
+        "log_level": "warning",
+        "timeout_graceful_shutdown": args.drain_timeout,
+        "http": header_deadline_protocol(),  # slow-header clients are cut off; see gateway/_slow_clients
+    }
+    # uvicorn drains on SIGTERM, then raises the signal again for whoever handled it before:
+    # a handler that does nothing makes a drained shutdown exit 0.
+    signal.signal(signal.SIGTERM, lambda number, frame: None)
     if args.workers > 1:
         if config.path is not None:
             os.environ[_CONFIG_ENV] = str(config.path)
         os.environ[_DEBUG_ENV] = "1" if debug else "0"
-        uvicorn.run("toolwire.cli._serve:app_factory", factory=True, workers=args.workers, **options)
+        with _shared_metrics():
+            uvicorn.run("toolwire.cli._serve:app_factory", factory=True, workers=args.workers, **options)
     else:
         uvicorn.run(create_app(config, debug=debug), **options)
     return 0
+
+
+@contextmanager
+def _shared_metrics() -> Iterator[None]:
+    """Workers write their metrics to one fresh directory, so any worker's /metrics sums them all."""
+    from toolwire.gateway._metrics import MULTIPROCESS_ENV
+
+    if os.environ.get(MULTIPROCESS_ENV):  # the operator chose one
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="toolwire-metrics-") as folder:
+        os.environ[MULTIPROCESS_ENV] = folder
+        try:
+            yield
+        finally:
+            del os.environ[MULTIPROCESS_ENV]

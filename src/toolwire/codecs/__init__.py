@@ -1,97 +1,32 @@
 """Codecs: pure, synchronous translators between the neutral format and each wire format.
 
-`get_codec(name)` loads a codec module on first use, so `import toolwire` stays light.
-Each codec module exposes a module-level `CODEC` object satisfying `Codec`. Codecs never
-import each other; shared helpers live in `toolwire.codecs._shared`.
+`get_codec(name)` loads a codec package on first use, so `import toolwire` stays light.
+Each codec is a folder with the same rooms — `requests.py` (request bodies both ways),
+`replies.py` (whole replies both ways), `stream_decoder.py`, `stream_encoder.py` — and an
+`__init__.py` that assembles its `CODEC` object (a `Codec`) from them; a provider's extras get
+a room named for what they are (`openai/profiles.py`, `gemini/partial_arguments.py`).
+What every codec shares lives in `common/`. Codecs never import each other.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol
+from typing import Any
 
-from toolwire.codecs._stream_encoding import WireEvent
-from toolwire.types import Request, Response, StreamEvent
+from toolwire.codecs.common.protocols import Codec, StreamDecoder, StreamEncoder
+from toolwire.codecs.common.stream_encoding import WireEvent
 
 __all__ = ["CODEC_NAMES", "Codec", "StreamDecoder", "StreamEncoder", "WireEvent", "get_codec", "guarded"]
 
 _MODULES: dict[str, str] = {
-    "anthropic": "toolwire.codecs._anthropic",
-    "gemini": "toolwire.codecs._gemini",
-    "ollama": "toolwire.codecs._ollama",
-    "openai": "toolwire.codecs._openai",
-    "openai-responses": "toolwire.codecs._openai_responses",
+    "anthropic": "toolwire.codecs.anthropic",
+    "gemini": "toolwire.codecs.gemini",
+    "ollama": "toolwire.codecs.ollama",
+    "openai": "toolwire.codecs.openai",
+    "openai-responses": "toolwire.codecs.openai_responses",
 }
 
 CODEC_NAMES: tuple[str, ...] = tuple(sorted(_MODULES))
-
-
-class StreamDecoder(Protocol):
-    """Turns one provider stream into neutral events, one parsed event at a time."""
-
-    def feed(self, event: dict[str, Any]) -> list[StreamEvent]:
-        """Take one parsed SSE `data` object (or NDJSON line); return the events it yields.
-
-        Emits `Done` itself only when the event marks the end of the stream.
-        """
-        ...
-
-    def finish(self) -> Response:
-        """Return the accumulated reply; callable more than once, always the same result."""
-        ...
-
-
-class StreamEncoder(Protocol):
-    """Turns neutral stream events into one provider's stream, one event at a time (a gateway's half)."""
-
-    def feed(self, event: StreamEvent) -> list[WireEvent]:
-        """The provider events for one neutral event, to be sent at once (a `Done` ends the stream)."""
-        ...
-
-    def finish(self) -> list[WireEvent]:
-        """Close a stream that ended without `Done`; nothing once `Done` was fed."""
-        ...
-
-
-class Codec(Protocol):
-    """The operations every wire format offers: requests both ways, replies both ways."""
-
-    name: str
-
-    def encode_request(self, request: Request) -> dict[str, Any]:
-        """Return the exact JSON body for `request`.
-
-        The body may share unchanged values (tool schemas, argument objects) with `request`, so
-        encoding stays cheap; copy it before mutating it in place.
-        """
-        ...
-
-    def decode_response(self, body: dict[str, Any]) -> Response:
-        """Read a non-streaming response body; never raises on what a real model may emit."""
-        ...
-
-    def stream_decoder(self) -> StreamDecoder:
-        """Return a fresh decoder for one streamed response."""
-        ...
-
-    def decode_request(self, body: dict[str, Any]) -> Request:
-        """Read a request body back into a neutral `Request` (the inverse of `encode_request`)."""
-        ...
-
-    def encode_response(self, response: Response) -> dict[str, Any]:
-        """Render a reply as the provider would send it (for test servers and proxies)."""
-        ...
-
-    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> StreamEncoder:
-        """Return a fresh encoder for one stream reporting `model` and `response_id` (made up if None)."""
-        ...
-
-    def encode_stream(self, response: Response) -> list[dict[str, Any]]:
-        """Render a reply as the provider's stream events, in order (without a `[DONE]` marker).
-
-        Feeding them to `stream_decoder()` gives back `response`.
-        """
-        ...
 
 
 def get_codec(name: str) -> Codec:
@@ -104,6 +39,16 @@ def get_codec(name: str) -> Codec:
 
 def guarded(codec: Any) -> Codec:
     """`codec` behind the decoding boundary: bad input raises `CodecError` naming the field."""
-    from toolwire.codecs._guard import GuardedCodec
+    from toolwire.codecs.common.guard import GuardedCodec
 
-    return GuardedCodec(codec)
+    return GuardedCodec(codec, respelled=_respelled)
+
+
+def _respelled(name: str) -> frozenset[str]:
+    """The `extra` keys codec `name` keeps only to write a neutral field back as its caller spelled it.
+
+    Another codec drops them without naming them: the value went in the neutral field.
+    """
+    module_name = _MODULES.get(name)
+    codec = importlib.import_module(module_name).CODEC if module_name else None
+    return frozenset(getattr(codec, "respelled", ()))

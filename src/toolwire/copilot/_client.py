@@ -26,7 +26,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from toolwire._definitions import ToolLike, as_definitions
 from toolwire.client import BaseClient
 from toolwire.copilot._byok import CopilotProvider, provider_wire
 from toolwire.copilot._process import CliCommand, CliProcess, resolve_cli
@@ -38,10 +37,10 @@ from toolwire.errors import AuthenticationError, ProviderError, ToolwireError
 from toolwire.types import (
     Done,
     Message,
+    Request,
     Response,
     StopReason,
     StreamEvent,
-    ToolChoice,
     ToolDefinition,
     ToolResult,
     UserMessage,
@@ -207,48 +206,21 @@ class CopilotClient(BaseClient):
         """The running CLI's process id (`None` when it is not running)."""
         return self._link.process.pid if self._link else None
 
-    async def complete(
-        self,
-        messages: str | Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        parallel_tool_calls: bool | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> Response:
+    async def complete_request(self, request: Request) -> Response:
         """One toolwire turn: the reply up to the next tool calls or the end of the CLI's loop."""
-        events = self.stream(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            parallel_tool_calls=parallel_tool_calls,
-            extra=extra,
-        )
+        events = self.stream_request(request)
         async with contextlib.aclosing(cast(AsyncGenerator[StreamEvent, None], events)):
             async for event in events:
                 if isinstance(event, Done):
                     return event.response
         raise ProviderError("The Copilot turn ended without a reply.", provider="copilot")  # pragma: no cover
 
-    async def stream(
-        self,
-        messages: str | Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        parallel_tool_calls: bool | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
+    async def stream_request(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Stream one toolwire turn: text deltas from `assistant.message_delta`, then `Done`."""
-        self._note_unsupported(tool_choice, max_tokens, temperature, parallel_tool_calls, extra)
-        history: list[Message] = [UserMessage(content=messages)] if isinstance(messages, str) else list(messages)
-        definitions = as_definitions(tools)
+        self._note_unsupported(
+            request.tool_choice, request.max_tokens, request.temperature, request.parallel_tool_calls, request.extra
+        )
+        history, definitions = list(request.messages), request.tools
         link = await self._ensure_link()
         conversation, rest = _match(link.conversations, history, definitions)
         if conversation is None:

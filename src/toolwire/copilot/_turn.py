@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 from toolwire.copilot._rpc import Closed
 from toolwire.errors import AuthenticationError, ProviderError, RateLimitError, TimeoutError, ToolwireError
 from toolwire.types import (

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 from toolwire.types import (
     AssistantMessage,
     ImagePart,

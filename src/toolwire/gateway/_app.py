@@ -11,24 +11,35 @@ extra) and the gateway's own modules.
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import os
+import signal
+import threading
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import aclosing, asynccontextmanager
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from contextlib import aclosing, asynccontextmanager, contextmanager
+from functools import partial
+from types import FrameType
 from typing import Any, Protocol
 
 import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route as HttpRoute
 from starlette.types import Message, Receive, Scope, Send
 
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 from toolwire.gateway._errors import GatewayError, classify
 from toolwire.gateway._exchange import Exchange, Start, serve_exchange
+from toolwire.gateway._limits import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES,
+    BodyLimits,
+    parse_json,
+    read_body,
+)
+from toolwire.gateway._metrics import Outcome, gateway_metrics
 from toolwire.gateway._protocols import PROTOCOLS, frame
 from toolwire.gateway._protocols import Protocol as WireProtocol
 from toolwire.gateway._routing import RouteLike, Router, RoutingError
@@ -56,12 +67,20 @@ def gateway_keys(value: str | None = None) -> list[str]:
 
 
 class _Gateway:
-    """The state one app holds: the routes (with their pooled clients) and the keys."""
+    """The state one app holds: the routes (with their pooled clients), the keys, the metrics."""
 
-    def __init__(self, router: Router, keys: Sequence[str], debug: bool) -> None:
+    def __init__(self, router: Router, keys: Sequence[str], debug: bool, limits: BodyLimits | None = None) -> None:
         self.router = router
         self._keys = [k.encode() for k in keys]
         self.debug = debug
+        self.limits = limits if limits is not None else BodyLimits()
+        self.metrics = gateway_metrics()
+        self.draining = False
+
+    def record(self, outcome: Outcome) -> None:
+        """Count a finished request in the metrics (when prometheus-client is installed)."""
+        if self.metrics is not None:
+            self.metrics.record(outcome)
 
     def authorized(self, request: Request) -> bool:
         """Whether the request carries a gateway key (always, when none is configured)."""
@@ -87,15 +106,17 @@ class _Gateway:
             _log(request, None, error.status, started)
             with gateway_span(request.method, request.url.path, {"toolwire.gateway.protocol": protocol.name}) as span:
                 record_gateway(span, error.status, {})
+            seconds = time.perf_counter() - started
+            self.record(Outcome(protocol=protocol.name, route="-", target="-", status=error.status, seconds=seconds))
             return _error_response(protocol, error)
         if self.debug:
             logger.debug("request body: %s", ex.raw.decode("utf-8", "replace"))
-        return _ExchangeResponse(ex, request, started, self.debug)
+        return _ExchangeResponse(ex, request, started, self)
 
     async def _exchange(self, request: Request, protocol: WireProtocol, path_model: str | None) -> Exchange:
         if not self.authorized(request):
             raise GatewayError(401, "Missing or wrong gateway key: send one of TOOLWIRE_GATEWAY_KEYS as the API key.")
-        raw = await request.body()
+        raw = await read_body(request, self.limits)
         body = _parse_body(raw, protocol)
         model = path_model if path_model is not None else body["model"]
         route = self.router.find(model)
@@ -105,10 +126,7 @@ class _Gateway:
 
 
 def _parse_body(raw: bytes, protocol: WireProtocol) -> dict[str, Any]:
-    try:
-        body = json.loads(raw)
-    except ValueError as exc:
-        raise GatewayError(400, f"The request body is not valid JSON ({exc}); send a JSON object.") from None
+    body = parse_json(raw)
     if not isinstance(body, dict):
         raise GatewayError(400, f"The request body must be a JSON object, got {type(body).__name__}.")
     for name, kind in protocol.required.items():
@@ -137,12 +155,12 @@ def _log(request: Request, ex: Exchange | None, status: int, started: float, hun
         return
     tokens_in, tokens_out = ex.tokens
     logger.info(
-        "%s %s model=%s route=%s upstream=%s mode=%s stream=%s status=%d %.1fms tokens=%s/%s%s%s",
+        "%s %s model=%s route=%s upstream=%s mode=%s stream=%s status=%d %.1fms tokens=%s/%s%s%s%s",
         request.method,
         request.url.path,
         ex.model,
         ex.route.model,
-        ex.route.target,
+        ex.target.target,
         ex.mode,
         "yes" if ex.stream else "no",
         status,
@@ -150,6 +168,7 @@ def _log(request: Request, ex: Exchange | None, status: int, started: float, hun
         "-" if tokens_in is None else tokens_in,
         "-" if tokens_out is None else tokens_out,
         f" dropped={','.join(dict.fromkeys(ex.dropped))}" if ex.dropped else "",
+        f" fallbacks={','.join(ex.fallbacks)}" if ex.fallbacks else "",
         " client disconnected; upstream request cancelled" if hung_up else "",
     )
 
@@ -157,36 +176,55 @@ def _log(request: Request, ex: Exchange | None, status: int, started: float, hun
 class _ExchangeResponse:
     """Runs an exchange as the reply, cancelling it when the client disconnects."""
 
-    def __init__(self, ex: Exchange, request: Request, started: float, debug: bool) -> None:
+    def __init__(self, ex: Exchange, request: Request, started: float, gateway: _Gateway) -> None:
         self.ex = ex
         self.request = request
         self.started = started
-        self.debug = debug
+        self.debug = gateway.debug
+        self.gateway = gateway
         self.status = 499  # nginx's "client closed request", if nothing else is ever sent
+        self.first_byte: float | None = None
         self.ended = False  # the last body piece went out: a disconnect now is the normal end
         self.hung_up = False  # the client left before the reply ended
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         ex = self.ex
-        with gateway_span(self.request.method, self.request.url.path, _span_attributes(ex)) as span:
-            try:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(self._watch_disconnect, receive, group.cancel_scope)
-                    await self._run(self._tracking(send))
-                    group.cancel_scope.cancel()
-            finally:
-                _log(self.request, ex, self.status, self.started, self.hung_up)
-                outcome = {"toolwire.gateway.mode": ex.mode, "toolwire.gateway.dropped": ",".join(ex.dropped) or None}
-                tokens = dict(zip(("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"), ex.tokens, strict=True))
-                record_gateway(span, self.status, outcome | tokens)
 
-    def _tracking(self, send: Send) -> Send:
-        async def tracked(message: Message) -> None:
+        async def timed_send(message: Message) -> None:
+            if self.first_byte is None and message["type"] == "http.response.body":
+                self.first_byte = time.perf_counter() - self.started
             await send(message)
             if message["type"] == "http.response.body" and not message.get("more_body", False):
                 self.ended = True
 
-        return tracked
+        with gateway_span(self.request.method, self.request.url.path, _span_attributes(ex)) as span:
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._watch_disconnect, receive, group.cancel_scope)
+                    await self._run(timed_send)
+                    group.cancel_scope.cancel()
+            finally:
+                _log(self.request, ex, self.status, self.started, self.hung_up)
+                outcome = {
+                    "toolwire.gateway.mode": ex.mode,
+                    "toolwire.gateway.dropped": ",".join(ex.dropped) or None,
+                    "toolwire.gateway.upstream": ex.target.target,
+                }
+                tokens = dict(zip(("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"), ex.tokens, strict=True))
+                record_gateway(span, self.status, outcome | tokens)
+                self.gateway.record(
+                    Outcome(
+                        protocol=ex.protocol.name,
+                        route=ex.route.model,
+                        target=ex.target.target,
+                        status=self.status,
+                        seconds=time.perf_counter() - self.started,
+                        first_byte=self.first_byte,
+                        tokens=ex.tokens,
+                        failures=tuple(ex.failures),
+                        fallbacks=tuple(ex.fallbacks),
+                    )
+                )
 
     async def _watch_disconnect(self, receive: Receive, scope: anyio.CancelScope) -> None:
         """Cancel the exchange (and its upstream request) when the client hangs up mid-reply.
@@ -219,7 +257,14 @@ class _ExchangeResponse:
                 return
             self.status = start.status
             await send({"type": "http.response.start", "status": start.status, "headers": _raw(start.headers)})
-            await self._body(pieces, send)
+            streams = self.gateway.metrics.open_streams.labels(self.ex.protocol.name) if self.gateway.metrics else None
+            if streams is not None:
+                streams.inc()
+            try:
+                await self._body(pieces, send)
+            finally:
+                if streams is not None:
+                    streams.dec()
 
     async def _whole(self, start: Start, pieces: AsyncIterator[Start | bytes], send: Send) -> None:
         """A whole reply: one body with its length, so no chunked framing and one write less."""
@@ -261,7 +306,7 @@ def _span_attributes(ex: Exchange) -> dict[str, Any]:
         "toolwire.gateway.protocol": ex.protocol.name,
         "gen_ai.request.model": ex.model,
         "toolwire.gateway.route": ex.route.model,
-        "toolwire.gateway.upstream": ex.route.target,
+        "toolwire.gateway.upstream": ex.target.target,
         "toolwire.stream": ex.stream,
     }
 
@@ -285,6 +330,8 @@ def create_app(
     *,
     keys: Sequence[str] | None = None,
     debug: bool = False,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> Starlette:
     """The gateway as an ASGI app, for `uvicorn` or embedding.
 
@@ -292,8 +339,12 @@ def create_app(
         config: `toolwire.config.Config` (its `[[route]]` tables) or a sequence of routes.
         keys: The keys clients must present; default `TOOLWIRE_GATEWAY_KEYS` (none: no check).
         debug: Log request and reply bodies at DEBUG (never headers, so never a key).
+        max_body_bytes: The largest request body accepted (413 beyond it, before it is held whole).
+        body_timeout: Seconds a client has to send its body (408 after).
     """
-    gateway = _Gateway(Router(_routes_of(config)), gateway_keys() if keys is None else list(keys), debug)
+    keys = gateway_keys() if keys is None else list(keys)
+    limits = BodyLimits(max_body_bytes, body_timeout)
+    gateway = _Gateway(Router(_routes_of(config)), keys, debug, limits)
 
     def endpoint(name: str) -> Any:
         protocol = PROTOCOLS[name]
@@ -303,44 +354,80 @@ def create_app(
 
         return handle
 
-    async def gemini(request: Request) -> Any:
-        model, _, action = request.path_params["target"].rpartition(":")
-        if action not in ("generateContent", "streamGenerateContent") or not model:
-            error = GatewayError(
-                404, f"Unknown Gemini method {action!r}; use generateContent or streamGenerateContent."
-            )
-            return _error_response(PROTOCOLS["gemini"], error)
-        request.path_params["action"] = action
-        return await gateway.handle(request, PROTOCOLS["gemini"], path_model=model)
-
-    async def count_tokens(request: Request) -> Any:
-        return await _count_tokens(gateway, request)
-
-    async def models(request: Request) -> Any:
-        if not gateway.authorized(request):
-            return _error_response(PROTOCOLS["openai"], GatewayError(401, "Missing or wrong gateway key."))
-        return JSONResponse(_models(gateway.router))
-
-    async def health(request: Request) -> Any:
-        return JSONResponse({"status": "ok", "routes": len(gateway.router.routes)})
-
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
+        with _draining_on_sigterm(gateway):
+            yield
         await gateway.router.aclose()
 
     routes = [
         HttpRoute("/v1/chat/completions", endpoint("openai"), methods=["POST"]),
         HttpRoute("/v1/responses", endpoint("openai-responses"), methods=["POST"]),
         HttpRoute("/v1/messages", endpoint("anthropic"), methods=["POST"]),
-        HttpRoute("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
-        HttpRoute("/v1beta/models/{target:path}", gemini, methods=["POST"]),
-        HttpRoute("/v1/models/{target:path}", gemini, methods=["POST"]),  # google-genai 3.x defaults to v1
+        HttpRoute("/v1/messages/count_tokens", partial(_count_tokens, gateway), methods=["POST"]),
+        HttpRoute("/v1beta/models/{target:path}", partial(_gemini, gateway), methods=["POST"]),
+        HttpRoute("/v1/models/{target:path}", partial(_gemini, gateway), methods=["POST"]),  # google-genai 3.x: v1
         HttpRoute("/api/chat", endpoint("ollama"), methods=["POST"]),
-        HttpRoute("/v1/models", models, methods=["GET"]),
-        HttpRoute("/health", health, methods=["GET"]),
+        HttpRoute("/v1/models", partial(_list_models, gateway), methods=["GET"]),
+        HttpRoute("/health", partial(_health, gateway), methods=["GET"]),
+        HttpRoute("/metrics", partial(_metrics_text, gateway), methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.gateway = gateway  # `draining`, `metrics` and `router`, for embedding and tests
+    return app
+
+
+@contextmanager
+def _draining_on_sigterm(gateway: _Gateway) -> Iterator[None]:
+    """While the app runs, SIGTERM marks it draining (`/health` answers 503) first.
+
+    Then the server's own handler runs: it stops accepting and lets requests in flight finish.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # an app served from a thread: its server handles no signals either
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def drain(number: int, frame: FrameType | None) -> None:
+        gateway.draining = True
+        logger.info("SIGTERM: draining; requests in flight finish, new connections are refused")
+        if callable(previous):
+            previous(number, frame)
+
+    signal.signal(signal.SIGTERM, drain)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+async def _gemini(gateway: _Gateway, request: Request) -> Any:
+    model, _, action = request.path_params["target"].rpartition(":")
+    if action not in ("generateContent", "streamGenerateContent") or not model:
+        error = GatewayError(404, f"Unknown Gemini method {action!r}; use generateContent or streamGenerateContent.")
+        return _error_response(PROTOCOLS["gemini"], error)
+    request.path_params["action"] = action
+    return await gateway.handle(request, PROTOCOLS["gemini"], path_model=model)
+
+
+async def _list_models(gateway: _Gateway, request: Request) -> Any:
+    if not gateway.authorized(request):
+        return _error_response(PROTOCOLS["openai"], GatewayError(401, "Missing or wrong gateway key."))
+    return JSONResponse(_models(gateway.router))
+
+
+async def _health(gateway: _Gateway, request: Request) -> JSONResponse:
+    if gateway.draining:  # a load balancer stops sending; requests in flight still finish
+        return JSONResponse({"status": "draining", "routes": len(gateway.router.routes)}, 503)
+    return JSONResponse({"status": "ok", "routes": len(gateway.router.routes)})
+
+
+async def _metrics_text(gateway: _Gateway, request: Request) -> Response:
+    if gateway.metrics is None:
+        message = "Metrics need prometheus-client: pip install -e '.[serve]' (in a checkout of toolwire)."
+        return PlainTextResponse(message + "\n", 501)
+    text, content_type = gateway.metrics.render()
+    return Response(text, headers={"content-type": content_type})
 
 
 def _models(router: Router) -> dict[str, Any]:
@@ -352,8 +439,8 @@ def _models(router: Router) -> dict[str, Any]:
             "type": "model",
             "created": 0,
             "created_at": "1970-01-01T00:00:00Z",
-            "owned_by": route.target.partition(":")[0],
-            "display_name": f"{name} (via {route.target})",
+            "owned_by": route.targets[0].target.partition(":")[0],
+            "display_name": f"{name} (via {', '.join(t.target for t in route.targets)})",
         }
         for name, route in router.listed_models()
     ]
@@ -366,7 +453,7 @@ async def _count_tokens(gateway: _Gateway, request: Request) -> Any:
     if not gateway.authorized(request):
         return _error_response(protocol, GatewayError(401, "Missing or wrong gateway key."))
     try:
-        body = _parse_body(await request.body(), protocol)
+        body = _parse_body(await read_body(request, gateway.limits), protocol)
         gateway.router.find(body["model"])
         return JSONResponse({"input_tokens": estimate_tokens(body)})
     except GatewayError as error:

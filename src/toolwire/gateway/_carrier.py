@@ -44,7 +44,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolwire.codecs import CODEC_NAMES
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 from toolwire.types import (
     AssistantMessage,
     AssistantPart,

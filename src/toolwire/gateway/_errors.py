@@ -46,7 +46,7 @@ def classify(exc: BaseException) -> GatewayError:
             return GatewayError(404, str(exc), field="model")
         case UpstreamTimeout():
             return GatewayError(504, f"The upstream did not answer in time: {exc.message}")
-        case ToolwireError(status=int(status)):
+        case ToolwireError(status=int(status)) if status >= 400:  # a 200 the gateway cannot read is a 502
             return GatewayError(status, f"Upstream error: {exc.message}", retry_after=exc.retry_after_header)
         case ToolwireError():
             return GatewayError(502, f"The upstream failed: {exc.message}")

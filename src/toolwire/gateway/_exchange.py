@@ -24,14 +24,15 @@ from typing import Any, cast
 
 from toolwire.client import Client
 from toolwire.codecs import get_codec
-from toolwire.codecs._shared import collect_degradations, dumps
+from toolwire.codecs.common.degradations import collect_degradations
+from toolwire.codecs.common.wire import dumps
 from toolwire.errors import BadRequestError, ToolwireError
 from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._errors import GatewayError, classify
 from toolwire.gateway._namespaces import namespaced_tools, with_namespaces
 from toolwire.gateway._protocols import Protocol, frame, usage_of
 from toolwire.gateway._relay import Relay, client_view
-from toolwire.gateway._routing import Route
+from toolwire.gateway._routing import Route, Target
 from toolwire.gateway._textmode import CallFilter, parse_reply, text_request
 from toolwire.types import Request, Response, StreamEvent
 
@@ -48,7 +49,7 @@ _MODELED = {
     "gemini": frozenset({"contents", "tools", "toolConfig"}),
     "anthropic": frozenset({"system", "tools"}),
     "openai-responses": frozenset({"tools"}),
-    "openai": frozenset({"tools"}),
+    "openai": frozenset({"tools", "max_tokens", "max_completion_tokens"}),  # the caller's spelling of max_tokens
 }
 # Fields whose `extra` value holds only what the neutral form left out of them (name those parts).
 _PARTIAL = {"gemini": frozenset({"generationConfig"})}
@@ -75,6 +76,9 @@ class Exchange:
         stream: Whether the client asked for a stream.
         route: The route serving it.
         headers: Request headers to hand to a same-protocol upstream (`anthropic-beta`).
+        target: The route's target trying it now (the first one until `serve_exchange` picks).
+        fallbacks: The targets that failed before any byte went out, in order.
+        failures: Every upstream failure while serving it: (target, status for the client).
     """
 
     protocol: Protocol
@@ -84,29 +88,91 @@ class Exchange:
     stream: bool
     route: Route
     headers: dict[str, str] = field(default_factory=dict)
+    target: Target = field(init=False)
+    fallbacks: list[str] = field(default_factory=list)
+    failures: list[tuple[str, int]] = field(default_factory=list)
     mode: str = "-"
     tokens: tuple[int | None, int | None] = (None, None)
     dropped: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.target = self.route.targets[0]
+
+    def upstream(self) -> Client:
+        """The client of the target trying the request now."""
+        return self.target.client(self.route.model)
+
     @property
     def foreign(self) -> bool:
         """Whether the upstream speaks another protocol than the client."""
-        return self.route.client().codec.name != self.protocol.name
+        return self.upstream().codec.name != self.protocol.name
 
     @property
     def passthrough(self) -> bool:
         """Whether the body can go upstream as it is."""
-        target = self.route.client().codec.name
+        target = self.upstream().codec.name
         return (
             target == self.protocol.name
-            and self.route.tool_mode == "native"
+            and self.target.tool_mode == "native"
             and not any(mark in self.raw for mark in _MARKS)
         )
 
 
-def serve_exchange(exchange: Exchange) -> AsyncGenerator[Start | bytes, None]:
-    """The reply to one request: `Start`, then body bytes."""
-    return _passthrough(exchange) if exchange.passthrough else _translate(exchange)
+async def serve_exchange(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
+    """The reply to one request: `Start`, then body bytes, from the first target that answers.
+
+    A target that fails before the reply's status goes out (a connection error, a timeout, a
+    429 or a 5xx) hands the request to the next candidate of the route, with its own tool mode
+    and translation; the last candidate's failure reaches the client. Once the status is out,
+    the reply is that target's, errors included. `x-toolwire-target` names who served it.
+    """
+    candidates = ex.route.candidates()
+    for number, target in enumerate(candidates):
+        ex.target = target
+        target.in_flight += 1
+        started = False
+        try:
+            pieces = _passthrough(ex) if ex.passthrough else _translate(ex)
+            async with aclosing(pieces):
+                start = await anext(pieces)  # upstream errors are raised before it
+                assert isinstance(start, Start)
+                started = True
+                target.succeeded()
+                start.headers["x-toolwire-target"] = target.target
+                yield start
+                async for piece in pieces:
+                    yield piece
+                return
+        except Exception as exc:
+            if started:
+                raise
+            error = classify(exc)
+            if not _worth_another_target(error.status):
+                raise
+            ex.failures.append((target.target, error.status))
+            target.failed(ex.route.cooldown, _seconds(error.retry_after))
+            if number == len(candidates) - 1:
+                raise
+            ex.fallbacks.append(target.target)
+            ex.dropped.clear()  # the next target names what it drops
+            logger.warning(
+                "route %r: %s failed (%s); trying the next target", ex.route.model, target.target, error.message
+            )
+        finally:
+            target.in_flight -= 1
+    raise AssertionError("a route has at least one target")  # pragma: no cover
+
+
+def _worth_another_target(status: int) -> bool:
+    """Failures another upstream may not have: rate limits, upstream faults, timeouts, unreachable."""
+    return status == 429 or status >= 500
+
+
+def _seconds(retry_after: str | None) -> float | None:
+    try:
+        return float(retry_after) if retry_after else None
+    except ValueError:
+        return None  # an HTTP date: the route's cool-down applies
 
 
 # passthrough
@@ -114,8 +180,8 @@ def serve_exchange(exchange: Exchange) -> AsyncGenerator[Start | bytes, None]:
 
 async def _passthrough(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
     ex.mode = "passthrough"
-    client = ex.route.client()
-    body = ex.body | {"model": ex.route.target_model} if "model" in ex.body else ex.body
+    client = ex.upstream()
+    body = ex.body | {"model": ex.target.target_model} if "model" in ex.body else ex.body
     url = client.stream_url if ex.stream else client.url
     async with client.transport.forward(url, dumps(body).encode(), stream=ex.stream, headers=ex.headers) as reply:
         headers = {"content-type": reply.content_type}
@@ -131,6 +197,7 @@ async def _passthrough(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
                 yield chunk
         except ToolwireError as exc:
             error = classify(exc)
+            ex.failures.append((ex.target.target, error.status))
             name, payload = ex.protocol.stream_error(error.status, error.message)
             yield b"\n\n" + frame(ex.protocol, payload, name)
 
@@ -169,7 +236,7 @@ def _inbound(ex: Exchange, target: str) -> Request:
                 _warned.add((ex.protocol.name, name, target))
                 logger.warning("%s field %r has no equivalent in %s; dropped.", ex.protocol.name, name, target)
         extra = {}
-    return replace(request, model=ex.route.target_model, stream=ex.stream, extra=extra)
+    return replace(request, model=ex.target.target_model, stream=ex.stream, extra=extra)
 
 
 def _lost_fields(protocol: str, extra: dict[str, Any]) -> list[str]:
@@ -184,8 +251,8 @@ def _lost_fields(protocol: str, extra: dict[str, Any]) -> list[str]:
 
 
 async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
-    ex.mode = "translate" if ex.route.tool_mode == "native" else f"translate+{ex.route.tool_mode}"
-    client = ex.route.client()
+    ex.mode = "translate" if ex.target.tool_mode == "native" else f"translate+{ex.target.tool_mode}"
+    client = ex.upstream()
     with collect_degradations() as degraded:
         request = _inbound(ex, client.codec.name)
         if not ex.stream:
@@ -207,9 +274,10 @@ async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
                 if chunk := relay.feed(event):
                     yield chunk
             yield relay.finish()
-        except ToolwireError as exc:
-            error = classify(exc)
-            logger.warning("upstream failed mid-stream (%s): %s", ex.route.target, error.message)
+        except (ToolwireError, ValueError) as exc:
+            error = classify(exc) if isinstance(exc, ToolwireError) else _unsendable(ex, exc)
+            ex.failures.append((ex.target.target, error.status))
+            logger.warning("upstream failed mid-stream (%s): %s", ex.target.target, error.message)
             yield relay.error(error.status, error.message)
         finally:
             ex.tokens = relay.tokens
@@ -222,9 +290,18 @@ async def _whole_reply(ex: Exchange, response: Response) -> AsyncIterator[Start 
     response = with_namespaces(response, namespaced_tools(ex.protocol.name, ex.body))
     response, dropped = pack_response(client_view(response, ex.model, ex.foreign), ex.protocol.name)
     ex.dropped.extend(dropped)
-    body = get_codec(ex.protocol.name).encode_response(response)
+    try:
+        data = dumps(get_codec(ex.protocol.name).encode_response(response)).encode()
+    except ValueError as exc:  # a lone surrogate, say: the upstream's fault, never the client's
+        raise _unsendable(ex, exc) from None
     yield Start(200, _headers(ex, "application/json"))
-    yield dumps(body).encode()
+    yield data
+
+
+def _unsendable(ex: Exchange, exc: ValueError) -> GatewayError:
+    return GatewayError(
+        502, f"The upstream's reply cannot be sent as a {ex.protocol.name} reply ({exc}); retry, or ask the upstream."
+    )
 
 
 def _headers(ex: Exchange, media_type: str) -> dict[str, str]:
@@ -235,29 +312,32 @@ def _headers(ex: Exchange, media_type: str) -> dict[str, str]:
     return headers
 
 
-def _switch_to_text(route: Route, exc: BadRequestError) -> None:
-    route.tool_mode = "text"
+def _switch_to_text(ex: Exchange, exc: BadRequestError) -> None:
+    ex.target.tool_mode = "text"
     logger.warning(
-        "route %r: the upstream rejected the tools parameter (%s); using text mode from now on.", route.model, exc
+        "route %r: %s rejected the tools parameter (%s); using text mode for it from now on.",
+        ex.route.model,
+        ex.target.target,
+        exc,
     )
 
 
-def _rejects_tools(route: Route, request: Request, exc: BadRequestError) -> bool:
-    return route.tool_mode == "auto" and bool(request.tools) and "tool" in str(exc).lower()
+def _rejects_tools(target: Target, request: Request, exc: BadRequestError) -> bool:
+    return target.tool_mode == "auto" and bool(request.tools) and "tool" in str(exc).lower()
 
 
 async def _complete(ex: Exchange, client: Client, request: Request) -> Response:
     """One whole reply in the route's tool mode."""
-    if ex.route.tool_mode == "text":
+    if ex.target.tool_mode == "text":
         return parse_reply(await client.complete_request(text_request(request)), request.tools, "text")
     try:
         response = await client.complete_request(request)
     except BadRequestError as exc:
-        if not _rejects_tools(ex.route, request, exc):
+        if not _rejects_tools(ex.target, request, exc):
             raise
-        _switch_to_text(ex.route, exc)
+        _switch_to_text(ex, exc)
         return await _complete(ex, client, request)
-    return parse_reply(response, request.tools, "auto-text") if ex.route.tool_mode == "auto" else response
+    return parse_reply(response, request.tools, "auto-text") if ex.target.tool_mode == "auto" else response
 
 
 @dataclass(slots=True)
@@ -270,7 +350,7 @@ async def _open_stream(
     ex: Exchange, client: Client, request: Request
 ) -> tuple[AsyncGenerator[StreamEvent, None], _First, CallFilter | None]:
     """Start the upstream stream and wait for its first event (so errors still get a status)."""
-    mode = ex.route.tool_mode
+    mode = ex.target.tool_mode
     sent = text_request(request) if mode == "text" else request
     decoder = client.codec.stream_decoder()
     events = cast(AsyncGenerator[StreamEvent, None], client.stream_request(sent, decoder))
@@ -278,9 +358,9 @@ async def _open_stream(
         first = await anext(events)
     except BadRequestError as exc:
         await events.aclose()
-        if not _rejects_tools(ex.route, request, exc):
+        if not _rejects_tools(ex.target, request, exc):
             raise
-        _switch_to_text(ex.route, exc)
+        _switch_to_text(ex, exc)
         return await _open_stream(ex, client, request)
     except BaseException:
         await events.aclose()

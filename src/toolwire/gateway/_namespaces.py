@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from toolwire.codecs._openai_responses_replies import namespaced
+from toolwire.codecs.openai_responses.items import namespaced
 from toolwire.types import Response, ToolCall
 
 __all__ = ["Namespaces", "namespaced_tools", "split_names", "with_namespaces"]

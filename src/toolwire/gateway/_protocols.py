@@ -4,7 +4,7 @@ One `Protocol` row per codec name. A row says which body fields a request must h
 the model name sits, whether the client asked for a stream, how an error looks in that
 protocol (as a reply body and as an in-stream event), and how stream events are framed
 (SSE with or without event names, or NDJSON). Imports only the standard library and
-`toolwire.codecs._shared` (for compact JSON).
+`toolwire.codecs.common.wire` (for compact JSON).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 
 __all__ = ["PROTOCOLS", "Protocol", "frame", "status_kind", "usage_of"]
 

@@ -1,10 +1,12 @@
-"""Routes: which upstream serves the model a client asks for, and one pooled client per route.
+"""Routes: which upstreams serve the model a client asks for, and one pooled client per target.
 
 A route is what a `[[route]]` table of `toolwire.toml` says (`toolwire.config.RouteSettings`
-has the same fields): an fnmatch pattern over the requested model, a `provider:model`
-target, an optional base URL and key variable, and a tool mode. The first matching route
-wins. Each route builds its upstream client once, on first use, and keeps it (and so its
-connection pool) for the life of the app. Imports the client layer, never a codec module.
+has the same fields): an fnmatch pattern over the requested model and one target — or several
+(`[[route.targets]]`), tried in order (`strategy = "fallback"`) or shared by weight and load
+(`"balance"`). The first matching route wins. Each target builds its upstream client once, on
+first use, and keeps it (and so its connection pool) for the life of the app. A target that
+keeps failing rests for a cool-down (an upstream's `Retry-After` when it gave one) and is tried
+again after it. Imports the client layer, never a codec module.
 """
 
 from __future__ import annotations
@@ -12,24 +14,38 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from toolwire.client import Client, connect_http
 from toolwire.errors import ToolwireError
 from toolwire.textcalls import TOOL_MODES, ToolMode
 
-__all__ = ["Route", "RouteConfigError", "RouteLike", "Router", "RoutingError"]
+__all__ = [
+    "STRATEGIES",
+    "Route",
+    "RouteConfigError",
+    "RouteLike",
+    "Router",
+    "RoutingError",
+    "Strategy",
+    "Target",
+    "TargetLike",
+]
 
 logger = logging.getLogger("toolwire.gateway")
 
+Strategy = Literal["fallback", "balance"]
+STRATEGIES: tuple[Strategy, ...] = ("fallback", "balance")
+FAILURES_BEFORE_REST = 3
+"""Consecutive failures after which a target rests for the route's cool-down."""
 
-class RouteLike(Protocol):
-    """Anything shaped like a `[[route]]` table (`toolwire.config.RouteSettings`, `Route`)."""
 
-    @property
-    def model(self) -> str: ...
+class TargetLike(Protocol):
+    """Anything shaped like a `[[route.targets]]` table (`toolwire.config.TargetSettings`)."""
+
     @property
     def target(self) -> str: ...
     @property
@@ -38,6 +54,29 @@ class RouteLike(Protocol):
     def api_key_env(self) -> str | None: ...
     @property
     def tool_mode(self) -> ToolMode: ...
+    @property
+    def weight(self) -> float: ...
+
+
+class RouteLike(Protocol):
+    """Anything shaped like a `[[route]]` table (`toolwire.config.RouteSettings`, `Route`)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def target(self) -> str | None: ...
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def api_key_env(self) -> str | None: ...
+    @property
+    def tool_mode(self) -> ToolMode: ...
+    @property
+    def strategy(self) -> Strategy: ...
+    @property
+    def cooldown(self) -> float: ...
+    @property
+    def targets(self) -> Sequence[TargetLike]: ...
 
 
 class RoutingError(LookupError):
@@ -48,63 +87,77 @@ class RouteConfigError(Exception):
     """A route's upstream client cannot be built (unknown provider, missing key or option)."""
 
 
-@dataclass(slots=True)
-class Route:
-    """One route and, once built, its upstream client.
+@dataclass(slots=True, eq=False)
+class Target:
+    """One upstream of a route, its client once built, and how it has been doing.
 
     Attributes:
-        model: The fnmatch pattern over requested model names.
         target: `provider:model` for `toolwire.connect`.
         base_url: The upstream URL (default: the provider's).
         api_key_env: The variable holding the upstream key (default: the provider's own).
         tool_mode: `native`, `text` or `auto`; `auto` turns into `text` for good when the
             upstream rejects the `tools` parameter.
+        weight: Its share of a balanced route's traffic, relative to the other targets'.
         timeout: Seconds to wait for the upstream to connect and for each read.
+        in_flight: Requests it is serving now.
+        failures: Failures in a row (reset by a success).
+        resting_until: `time.monotonic()` before which it gets traffic only when no other can.
     """
 
-    model: str
     target: str
     base_url: str | None = None
     api_key_env: str | None = None
     tool_mode: ToolMode = "native"
+    weight: float = 1.0
     timeout: float | None = 600.0
+    in_flight: int = 0
+    failures: int = 0
+    resting_until: float = 0.0
+    _credit: float = field(default=0.0, repr=False)  # smooth weighted round robin
     _client: Client | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.tool_mode not in TOOL_MODES:
-            raise ValueError(f"Route {self.model!r}: tool_mode must be one of {TOOL_MODES}, got {self.tool_mode!r}.")
-
-    @classmethod
-    def of(cls, settings: RouteLike) -> Route:
-        """A route from a `[[route]]` table."""
-        return cls(
-            model=settings.model,
-            target=settings.target,
-            base_url=settings.base_url,
-            api_key_env=settings.api_key_env,
-            tool_mode=settings.tool_mode,
-        )
+            raise ValueError(f"Target {self.target!r}: tool_mode must be one of {TOOL_MODES}, got {self.tool_mode!r}.")
+        if not self.weight > 0:
+            raise ValueError(f"Target {self.target!r}: weight must be a positive number, got {self.weight!r}.")
 
     @property
     def target_model(self) -> str:
         """The model name the upstream is asked for."""
         return self.target.partition(":")[2]
 
-    def client(self) -> Client:
-        """The route's upstream client, built on first use.
+    def resting(self, now: float) -> bool:
+        """Whether the target is in its cool-down."""
+        return now < self.resting_until
+
+    def succeeded(self) -> None:
+        """A request went through: the failure count starts again."""
+        self.failures = 0
+
+    def failed(self, cooldown: float, retry_after: float | None = None) -> None:
+        """A request failed before any byte reached the client: count it, and rest when due."""
+        self.failures += 1
+        rest = retry_after if retry_after is not None else (cooldown if self.failures >= FAILURES_BEFORE_REST else 0)
+        if rest > 0:
+            self.resting_until = time.monotonic() + rest
+            logger.warning("target %s rests for %.0f s after %d failure(s)", self.target, rest, self.failures)
+
+    def client(self, route: str) -> Client:
+        """The target's upstream client, built on first use.
 
         Its pool has no cap on connections and keeps every idle one for reuse: a gateway's
         upstream connections are bounded by its clients' anyway, and the default cap (100 open,
         20 idle) queued streams behind each other and reconnected under load.
 
-        The gateway never retries: the client that called it has its own retry policy, and an
-        upstream 429 must reach it with its `Retry-After` instead of being slept on here.
+        The gateway never retries a target: the client that called it has its own retry policy,
+        and an upstream 429 must reach it (or the next target) instead of being slept on here.
         """
         if self._client is None:
             key = os.environ.get(self.api_key_env) if self.api_key_env else None
             if self.api_key_env and not key:
                 raise RouteConfigError(
-                    f"Route {self.model!r}: the variable {self.api_key_env} holding its key is not set."
+                    f"Route {route!r}: the variable {self.api_key_env} holding the key of {self.target!r} is not set."
                 )
             try:
                 self._client = connect_http(
@@ -116,7 +169,7 @@ class Route:
                     max_connections=None,  # one per request in flight: 1,000 streams need 1,000
                 )
             except (ValueError, ToolwireError) as exc:
-                raise RouteConfigError(f"Route {self.model!r} cannot reach {self.target!r}: {exc}") from None
+                raise RouteConfigError(f"Route {route!r} cannot reach {self.target!r}: {exc}") from None
         return self._client
 
     async def aclose(self) -> None:
@@ -124,6 +177,92 @@ class Route:
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
+
+
+@dataclass(slots=True, eq=False)
+class Route:
+    """One route: a model pattern and the targets that serve it.
+
+    A route with one target may name it directly (`target`, `base_url`, `api_key_env`,
+    `tool_mode`); with `targets`, those route-level fields are left unset.
+
+    Attributes:
+        model: The fnmatch pattern over requested model names.
+        target: The first target's `provider:model` (set from `targets` when those are given).
+        strategy: `fallback` (targets in order, the next on failure) or `balance` (the least
+            busy by weight first, the others as fallbacks).
+        cooldown: Seconds a target that keeps failing rests (an upstream `Retry-After` wins).
+        targets: The upstreams, in order.
+    """
+
+    model: str
+    target: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    tool_mode: ToolMode = "native"
+    timeout: float | None = 600.0
+    strategy: Strategy = "fallback"
+    cooldown: float = 30.0
+    targets: list[Target] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"Route {self.model!r}: strategy must be one of {STRATEGIES}, got {self.strategy!r}.")
+        if self.targets and self.target is not None and self.target != self.targets[0].target:
+            raise ValueError(f"Route {self.model!r}: give either target or targets, not both.")
+        if not self.targets:
+            if self.target is None:
+                raise ValueError(f"Route {self.model!r} needs a target (or targets).")
+            self.targets = [Target(self.target, self.base_url, self.api_key_env, self.tool_mode, timeout=self.timeout)]
+        self.target = self.targets[0].target
+
+    @classmethod
+    def of(cls, settings: RouteLike) -> Route:
+        """A route from a `[[route]]` table."""
+        targets = [
+            Target(t.target, t.base_url, t.api_key_env, t.tool_mode, t.weight) for t in getattr(settings, "targets", ())
+        ]
+        return cls(
+            model=settings.model,
+            target=None if targets else settings.target,
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env,
+            tool_mode=settings.tool_mode,
+            strategy=getattr(settings, "strategy", "fallback"),
+            cooldown=getattr(settings, "cooldown", 30.0),
+            targets=targets,
+        )
+
+    def candidates(self) -> list[Target]:
+        """The targets to try for one request, in order: the chosen one first, resting ones last."""
+        now = time.monotonic()
+        awake = [t for t in self.targets if not t.resting(now)]
+        resting = sorted((t for t in self.targets if t.resting(now)), key=lambda t: t.resting_until)
+        if self.strategy == "balance" and len(awake) > 1:
+            first = _pick(awake)
+            awake = [first, *(t for t in awake if t is not first)]
+        return awake + resting
+
+    async def aclose(self) -> None:
+        """Close every target's upstream connections."""
+        for target in self.targets:
+            await target.aclose()
+
+
+def _pick(targets: list[Target]) -> Target:
+    """The least busy target for its weight; among equals, smooth weighted round robin (nginx's).
+
+    Requests one at a time then spread exactly by weight, and under load the target with the
+    fewest requests in flight per unit of weight goes first.
+    """
+    load = min(t.in_flight / t.weight for t in targets)
+    equal = [t for t in targets if t.in_flight / t.weight == load]
+    total = sum(t.weight for t in equal)
+    for t in equal:
+        t._credit += t.weight
+    chosen = max(equal, key=lambda t: t._credit)
+    chosen._credit -= total
+    return chosen
 
 
 class Router:

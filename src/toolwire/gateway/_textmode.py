@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 from toolwire.textcalls import calls_from_text, to_text_messages
 from toolwire.types import Done, Request, Response, StreamEvent, TextDelta, ToolCallDelta, ToolDefinition
 

@@ -23,12 +23,13 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "toolwire.mcp needs the official MCP SDK; from the toolwire checkout: pip install -e '.[mcp]'."
     ) from exc
 
-from toolwire.mcp._client import DEFAULT_CALL_TIMEOUT, MCPServer, MCPServerError
+from toolwire.mcp._client import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MCPServer, MCPServerError
 from toolwire.mcp._group import MCPServers, open_servers
 from toolwire.mcp._mapping import result_value, tool_risk
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_START_TIMEOUT",
     "MCPServer",
     "MCPServerError",
     "MCPServers",

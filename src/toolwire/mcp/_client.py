@@ -25,17 +25,18 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 
 from toolwire.errors import ToolwireError
-from toolwire.mcp._mapping import ToolSpec, build_tool, prefixed_names, safe_name
+from toolwire.mcp._mapping import ToolPage, ToolSpec, build_tool, prefixed_names, safe_name, usable_tools
 from toolwire.tools import Tool, ToolError
 
-__all__ = ["DEFAULT_CALL_TIMEOUT", "MCPServer", "MCPServerError"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_START_TIMEOUT", "MCPServer", "MCPServerError"]
 
 logger = logging.getLogger("toolwire.mcp")
 
 DEFAULT_CALL_TIMEOUT = 120.0
 """Seconds one `tools/call` may take before it is cancelled and answered with an `error` result."""
 
-_START_TIMEOUT = 60.0  # a first `npx` run downloads the package before the server answers
+DEFAULT_START_TIMEOUT = 60.0
+"""Seconds for starting a server and its handshake: a first `npx` run downloads the package first."""
 _STDERR_TAIL = 600
 # The initialize handshake: every server speaks it, and on such a session the server sends
 # `notifications/tools/list_changed` unasked (2026-07-28 sessions must subscribe first).
@@ -57,6 +58,8 @@ class MCPServer:
     Attributes:
         name: The server's name: prefixes clashing tool names and appears in error results.
         timeout: Seconds one call may take (`None`: no limit of its own).
+        start_timeout: Seconds for starting the server and its MCP handshake (a first `npx` run
+            downloads the package first).
     """
 
     def __init__(
@@ -67,6 +70,7 @@ class MCPServer:
         description: str,
         headers: Mapping[str, str] | None = None,
         timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
     ) -> None:
         self._target = target
         self._headers = dict(headers or {})
@@ -74,6 +78,7 @@ class MCPServer:
         self._given_name = name
         self.name = safe_name(name) if name else ""
         self.timeout = timeout
+        self.start_timeout = start_timeout
         self._specs: list[types.Tool] = []
         self._tools: list[Tool] = []
         self._client: mcp.Client | None = None
@@ -93,6 +98,7 @@ class MCPServer:
         *,
         name: str | None = None,
         timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
     ) -> MCPServer:
         """A server run as a child process, speaking MCP over its stdin and stdout.
 
@@ -103,6 +109,7 @@ class MCPServer:
             cwd: The directory it runs in.
             name: The server's name (default: the name the server gives, else the program's).
             timeout: Seconds one call may take.
+            start_timeout: Seconds for starting it and the MCP handshake.
         """
         parameters = mcp.StdioServerParameters(
             command=command,
@@ -110,7 +117,8 @@ class MCPServer:
             env=dict(env) if env is not None else None,
             cwd=str(cwd) if cwd is not None else None,
         )
-        return cls(parameters, name=name, description=shlex.join([command, *args]), timeout=timeout)
+        description = shlex.join([command, *args])
+        return cls(parameters, name=name, description=description, timeout=timeout, start_timeout=start_timeout)
 
     @classmethod
     def http(
@@ -120,6 +128,7 @@ class MCPServer:
         *,
         name: str | None = None,
         timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
     ) -> MCPServer:
         """A server reached over streamable HTTP at `url` (e.g. `http://127.0.0.1:8000/mcp`).
 
@@ -128,8 +137,9 @@ class MCPServer:
             headers: Sent with every request (e.g. `Authorization`).
             name: The server's name (default: the name the server gives).
             timeout: Seconds one call may take.
+            start_timeout: Seconds for starting it and the MCP handshake.
         """
-        return cls(url, name=name, description=url, headers=headers, timeout=timeout)
+        return cls(url, name=name, description=url, headers=headers, timeout=timeout, start_timeout=start_timeout)
 
     def __repr__(self) -> str:
         return f"MCPServer(name={self.name!r}, {self._description!r})"
@@ -187,7 +197,7 @@ class MCPServer:
                 client = mcp.Client(
                     await self._transport(stack), mode=_MODE, message_handler=self._on_message, cache=None
                 )
-                async with asyncio.timeout(_START_TIMEOUT):
+                async with asyncio.timeout(self.start_timeout):
                     self._client = await stack.enter_async_context(client)
                     await self._refresh(client)
                 ready.set_result(None)
@@ -234,22 +244,43 @@ class MCPServer:
             stop.cancel()
 
     async def _refresh(self, client: mcp.Client) -> None:
-        listed: list[types.Tool] = []
-        cursor: str | None = None
-        while True:
-            page = await client.list_tools(cursor=cursor)
-            listed.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
         if not self.name:
             info = client.server_info
             self.name = safe_name(info.name if info is not None and info.name else self._fallback_name())
+        listed = await self._list_tools(client)
         self._specs = listed
         if self.on_tools_changed is not None:
             self.on_tools_changed(self)  # a group renames across all its servers
         else:
             self.use_names(prefixed_names((self.name, t) for t in listed))
+
+    async def _list_tools(self, client: mcp.Client) -> list[types.Tool]:
+        """Every page of `tools/list`, each tool checked on its own; broken ones are skipped and logged.
+
+        Not `client.list_tools()`: the SDK checks the whole result against the protocol, so one
+        tool with a broken schema would refuse them all. The raw page comes from the session's
+        dispatcher (the SDK's own seam for raw requests); an SDK without one is asked as usual.
+        """
+        dispatcher = getattr(client.session, "_dispatcher", None)
+        if dispatcher is None:
+            return list((await client.list_tools()).tools)
+        listed: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+            raw = await dispatcher.send_raw_request("tools/list", {"cursor": cursor} if cursor else None)
+            page = ToolPage.model_validate(raw)
+            usable, skipped = usable_tools(page.tools)
+            for reason in skipped:
+                logger.warning("MCP server %s: %s.", self._label(), reason)
+            listed.extend(usable)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        # The session keeps each tool's output schema to check call results against it.
+        absorb = getattr(client.session, "_absorb_tool_listing", None)
+        if absorb is not None:
+            absorb(types.ListToolsResult(tools=listed), complete=True)
+        return listed
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -317,7 +348,10 @@ class MCPServer:
         while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # anyio task groups wrap the cause
             exc = exc.exceptions[0]
         if isinstance(exc, TimeoutError):
-            reason = f"it did not finish the MCP handshake within {_START_TIMEOUT:g} s"
+            reason = (
+                f"it did not finish the MCP handshake within {self.start_timeout:g} s; "
+                "raise start_timeout= if it is only slow"
+            )
         elif isinstance(exc, FileNotFoundError):
             reason = "the command was not found"
         elif isinstance(exc, MCPError) and exc.error.code == types.CONNECTION_CLOSED:

@@ -17,13 +17,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp import types
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolwire.tools import Tool, ToolError
 from toolwire.tools._signature import execute_plan
 from toolwire.types import ImagePart, TextPart, ToolDefinition
 
-__all__ = ["CallFn", "ToolSpec", "build_tool", "prefixed_names", "result_value", "safe_name", "tool_risk"]
+__all__ = [
+    "CallFn",
+    "ToolPage",
+    "ToolSpec",
+    "build_tool",
+    "prefixed_names",
+    "result_value",
+    "safe_name",
+    "tool_risk",
+    "usable_tools",
+]
 
 PREFIX_SEPARATOR = "__"
 
@@ -80,6 +90,41 @@ def prefixed_names(specs: Iterable[tuple[str, types.Tool]], reserved: Iterable[s
         taken.add(unique)
         named.append(ToolSpec(server=server, tool=tool, name=unique))
     return named
+
+
+class ToolPage(BaseModel):
+    """One `tools/list` page read leniently: each tool is checked on its own by `usable_tools`."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    tools: list[Any]
+    next_cursor: str | None = Field(default=None, alias="nextCursor")
+
+
+def usable_tools(listed: Sequence[Any]) -> tuple[list[types.Tool], list[str]]:
+    """The tools toolwire can offer, and one sentence for each it skips (named, with the reason).
+
+    One tool with a broken `inputSchema` must not cost the server its other tools: the SDK
+    would refuse the whole list, and a provider the whole request.
+    """
+    import jsonschema  # type: ignore[import-untyped]  # a dependency of the mcp SDK, untyped
+
+    usable: list[types.Tool] = []
+    skipped: list[str] = []
+    for raw in listed:
+        name = raw.get("name") if isinstance(raw, dict) else None
+        try:
+            tool = types.Tool.model_validate(raw)
+            schema = dict(tool.input_schema)
+            jsonschema.validators.validator_for(schema).check_schema(schema)
+            if schema.get("type", "object") != "object":
+                raise ValueError(f"its type is {schema.get('type')!r}, not 'object'")
+        except (ValidationError, jsonschema.SchemaError, ValueError) as exc:
+            reason = exc.message if isinstance(exc, jsonschema.SchemaError) else str(exc).splitlines()[0]
+            skipped.append(f"tool {name!r} was skipped: its inputSchema is invalid ({reason})")
+            continue
+        usable.append(tool)
+    return usable, skipped
 
 
 def _parameters(schema: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,8 @@ from typing import Any
 
 from mcp import types
 from mcp.server.lowlevel import Server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from toolwire.stdtools import ROOT, standard_tools
 from toolwire.tools import Tool, ToolContext
@@ -104,11 +106,34 @@ def _content(part: TextPart | ImagePart) -> types.TextContent | types.ImageConte
 
 async def serve_stdio(root: Path) -> None:
     """Serve on this process's stdin and stdout until the client closes them."""
+    import anyio
     from mcp.server.stdio import stdio_server
 
     server = build_server(root)
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        readable, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_answer_unreadable, read, readable, write)
+            await server.run(inbound, write, server.create_initialization_options())
+
+
+async def _answer_unreadable(read: Any, readable: Any, write: Any) -> None:
+    """Pass readable messages on; answer a line that is not one as JSON-RPC says (the SDK drops it).
+
+    Not JSON at all is `-32700 Parse error`; JSON that is no JSON-RPC message is `-32600 Invalid
+    Request`. Either has `id: null`: the id of what could not be read is not known.
+    """
+    async with readable:
+        async for item in read:
+            if not isinstance(item, Exception):
+                await readable.send(item)
+                continue
+            unparsed = isinstance(item, ValidationError) and item.errors()[0]["type"] == "json_invalid"
+            code, message = (
+                (types.PARSE_ERROR, "Parse error") if unparsed else (types.INVALID_REQUEST, "Invalid Request")
+            )
+            error = types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message))
+            await write.send(SessionMessage(error))
 
 
 async def serve_http(root: Path, *, host: str = "127.0.0.1", port: int = 8000) -> None:

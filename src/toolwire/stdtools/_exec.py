@@ -2,8 +2,10 @@
 
 `exec` is not confined to the root: the command runs with the user's rights and can touch
 anything they can. That is why it is a high-risk tool that a person (or `--yes`) approves.
-When the command ends, times out or is cancelled, everything it started is stopped: its
-process group, and any process (a daemon in its own session, say) still holding its output.
+When the command ends, times out or is cancelled, everything it started is stopped: it runs
+under a supervisor (`_supervisor.py`) that every orphan is reparented to and that kills all
+its descendants, daemons included; then the process group and any process still holding the
+output are killed too, for a platform where the supervisor cannot see its descendants.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 import contextlib
 import os
 import signal
-import time
+import sys
 from pathlib import Path
 
 from toolwire.stdtools._paths import ROOT
@@ -37,8 +39,8 @@ async def exec_command(command: str, timeout: float = 60.0, root: Path = Depends
         raise ToolError("The command is empty; give a shell command line.")
     if not 0 < timeout <= _MAX_TIMEOUT:
         raise ToolError(f"timeout must be between 0 and {_MAX_TIMEOUT:g} seconds, got {timeout!r}.")
-    process = await asyncio.create_subprocess_shell(
-        command,
+    process = await asyncio.create_subprocess_exec(
+        *_supervised(command),
         cwd=root.resolve(),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
@@ -49,16 +51,12 @@ async def exec_command(command: str, timeout: float = 60.0, root: Path = Depends
         output, timed_out = await _collect(process, timeout)
     except asyncio.CancelledError:
         await _stop(process)
+        await process.wait()
         raise
     text = _cap(output.decode("utf-8", errors="replace"))
     if timed_out:
         raise ToolError(f"The command timed out after {timeout:g} s and was stopped. Output so far:\n{text}")
     return f"exit code: {process.returncode}\n{text}"
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    _kill_all(process)
-    await process.wait()
 
 
 async def _collect(process: asyncio.subprocess.Process, timeout: float) -> tuple[bytes, bool]:
@@ -77,7 +75,7 @@ async def _collect(process: asyncio.subprocess.Process, timeout: float) -> tuple
     except TimeoutError:
         timed_out = True
     finally:
-        _kill_all(process)
+        await _stop(process)
         try:
             await asyncio.wait_for(asyncio.shield(reader), _DRAIN_SECONDS)
         except TimeoutError:
@@ -95,6 +93,7 @@ async def _exited(process: asyncio.subprocess.Process) -> None:
 
 
 _DRAIN_SECONDS = 5.0  # after the kills the pipe ends at once; this only bounds a process we could not find
+_STOP_SECONDS = 10.0  # the supervisor's clean-up takes milliseconds; this only bounds a stuck one
 
 
 class _Output:
@@ -119,34 +118,32 @@ class _Output:
         return bytes(self.head + self.tail)
 
 
-def _kill_all(process: asyncio.subprocess.Process) -> None:
-    """SIGKILL the command's process group and any process still writing to its output pipe.
+def _supervised(command: str) -> list[str]:
+    """The command line that runs `command` in a shell under `_supervisor.py` (see there why)."""
+    return [sys.executable, "-I", "-S", str(Path(__file__).with_name("_supervisor.py")), command]
 
-    The pipe is looked for again until no live process holds it: a process in the middle of
-    `exec` can hide its file descriptors from one look at `/proc`.
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """Have the supervisor stop everything the command started, then kill whatever is left.
+
+    SIGTERM first: the supervisor knows every descendant, daemons included. The kills after
+    are for a supervisor that could not clean up in time (or a platform without `/proc`).
     """
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(_exited(process), _STOP_SECONDS)
+    _kill_all(process)
+
+
+def _kill_all(process: asyncio.subprocess.Process) -> None:
+    """SIGKILL the command's process group and any process still writing to its output pipe."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    for _ in range(_KILL_ROUNDS):
-        holders = [pid for pid in _pipe_holders(process) if not _dead(pid)]
-        if not holders:
-            return
-        for pid in holders:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.01)
-
-
-_KILL_ROUNDS = 100  # x 10 ms: a killed process lets go of the pipe as soon as the kernel reaps its files
-
-
-def _dead(pid: int) -> bool:
-    """Gone, or a zombie (which holds no files)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
+    for pid in _pipe_holders(process):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _pipe_holders(process: asyncio.subprocess.Process) -> list[int]:

@@ -8,10 +8,19 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import BinaryIO
 
-from toolwire.stdtools._paths import ROOT, display_path, inside_root, open_in_root, relative, walk_files
+from toolwire.stdtools._paths import (
+    ROOT,
+    display_path,
+    inside_root,
+    open_in_root,
+    relative,
+    resolved,
+    walk_files,
+)
 from toolwire.tools import Depends, ToolError, tool
+from toolwire.tools._regex import InvalidPattern, LinearPattern, compile_linear
 
 __all__ = ["edit", "glob", "grep", "read", "write"]
 
@@ -126,7 +135,7 @@ def grep(pattern: str, path: str = ".", glob: str | None = None, root: Path = De
     return "\n".join(found) if found else f"No matches for {pattern!r}."
 
 
-def _grep_file(root: Path, file: Path, compiled: Pattern, room: int) -> list[str]:
+def _grep_file(root: Path, file: Path, compiled: LinearPattern, room: int) -> list[str]:
     name = relative(root, file)
     try:
         fd = open_in_root(root, name, os.O_RDONLY | os.O_NONBLOCK)
@@ -158,16 +167,21 @@ def glob(pattern: str, root: Path = Depends(ROOT)) -> str:
     if pattern.startswith("/") or ".." in Path(pattern).parts:
         raise ToolError(f"{pattern!r} leaves the project root; use a pattern relative to it.")
     base = root.resolve()
-    matches = sorted(
-        relative(root, p)
-        for p in base.glob(pattern)
-        if p.resolve().is_relative_to(base) and not _SKIPPED_DIRS.intersection(p.relative_to(base).parts)
-    )
-    if not matches:
-        return f"No files match {pattern!r}."
+    matches, loops = [], []
+    for path in base.glob(pattern):
+        if _SKIPPED_DIRS.intersection(path.relative_to(base).parts):
+            continue
+        target = resolved(path)
+        if target is None:
+            loops.append(relative(root, path))
+        elif target.is_relative_to(base):
+            matches.append(relative(root, path))
+    matches.sort()
     if len(matches) > _MAX_GLOB:
-        return "\n".join([*matches[:_MAX_GLOB], f"[{len(matches) - _MAX_GLOB} more; narrow the pattern]"])
-    return "\n".join(matches)
+        matches[_MAX_GLOB:] = [f"[{len(matches) - _MAX_GLOB} more; narrow the pattern]"]
+    if loops:
+        matches.append(f"[skipped {len(loops)} symlink loop{'s' * (len(loops) > 1)}: {', '.join(sorted(loops))}]")
+    return "\n".join(matches) if matches else f"No files match {pattern!r}."
 
 
 @contextlib.contextmanager
@@ -233,33 +247,15 @@ def _text(raw: bytes) -> str:
     return _clip(raw.decode("utf-8", "replace").removesuffix("\r"))
 
 
-class Pattern(Protocol):
-    """A compiled RE2 pattern over bytes."""
-
-    def search(self, text: bytes) -> object | None:
-        """The first match in `text`, or None."""
-        ...
-
-
-def compile_pattern(pattern: str) -> Pattern:
-    """Compile for grep with RE2, whose matching time is linear in the input.
-
-    Python's `re` backtracks: `(a+)+$` on a line of a's then a b takes seconds per line and holds
-    the interpreter meanwhile. RE2 cannot do that, at the price of backreferences and lookaround.
-    """
-    import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
-
-    options = re2.Options()
-    options.log_errors = False  # its errors come back to the model, not to stderr
+def compile_pattern(pattern: str) -> LinearPattern:
+    """Compile for grep with RE2, whose matching time is linear in the input (see `tools._regex`)."""
     try:
-        compiled: Pattern = re2.compile(pattern.encode("utf-8", "surrogatepass"), options)
-    except re2.error as exc:
-        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        return compile_linear(pattern)
+    except InvalidPattern as exc:
         raise ToolError(
-            f"Invalid regular expression {pattern!r}: {reason}. grep uses RE2 syntax (Python-like, "
+            f"Invalid regular expression {pattern!r}: {exc}. grep uses RE2 syntax (Python-like, "
             "without backreferences or lookaround)."
         ) from None
-    return compiled
 
 
 def _clip(line: str) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from toolwire.tools import Dependency, ToolError
 
-__all__ = ["ROOT", "display_path", "inside_root", "open_in_root", "relative", "walk_files"]
+__all__ = ["ROOT", "display_path", "inside_root", "open_in_root", "relative", "resolved", "walk_files"]
 
 ROOT: Dependency[Path] = Dependency("toolwire.root", Path.cwd)
 """The directory file tools work in: the current directory unless `deps`/`overrides` say otherwise."""
@@ -33,12 +33,30 @@ def inside_root(root: Path, path: str) -> Path:
     Only for names: opening goes through `open_in_root`, which cannot be raced.
     """
     base = root.resolve()
-    if not path.strip():
-        raise ToolError("The path is empty; give a path relative to the project root.")
-    target = (base / path).resolve()
+    _check_name(path)
+    try:
+        target = (base / path).resolve()
+    except RuntimeError:  # Python 3.11 raises it for a symlink loop; later versions do not resolve it
+        raise ToolError(f"{path!r} is a symlink loop; give a path that names a file.") from None
     if not target.is_relative_to(base):
         raise ToolError(_outside(path, base))
     return target
+
+
+def resolved(path: Path) -> Path | None:
+    """`path` with its links followed, or `None` for a symlink loop (which names no file)."""
+    try:
+        target = path.resolve()
+    except (RuntimeError, OSError):  # RuntimeError: Python 3.11's word for a loop
+        return None
+    return None if target.is_symlink() else target
+
+
+def _check_name(path: str) -> None:
+    if not path.strip():
+        raise ToolError("The path is empty; give a path relative to the project root.")
+    if "\0" in path:
+        raise ToolError(f"{path!r} holds a NUL byte, which no file name can; give the path without it.")
 
 
 def relative(root: Path, path: Path) -> str:
@@ -71,8 +89,7 @@ def open_in_root(root: Path, path: str, flags: int, mode: int = 0o644, *, make_p
 
 
 def _components(base: Path, path: str) -> list[str]:
-    if not path.strip():
-        raise ToolError("The path is empty; give a path relative to the project root.")
+    _check_name(path)
     pure = PurePosixPath(path)
     if pure.is_absolute():
         if not Path(path).is_relative_to(base):
@@ -175,5 +192,6 @@ def walk_files(root: Path, start: Path, skipped: set[str]) -> Iterator[Path]:
         dirs[:] = sorted(d for d in dirs if d not in skipped)
         for name in sorted(files):
             path = Path(folder, name)
-            if path.resolve().is_relative_to(base):
+            target = resolved(path)
+            if target is not None and target.is_relative_to(base):
                 yield path

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterable
 
-from toolwire.client import BaseClient, ToolLike, build_request
+from toolwire.client import BaseClient
 from toolwire.telemetry import chat_span
 from toolwire.testing._script import Delay, Turn, resolve_turn, stream_events
-from toolwire.types import Message, Request, Response, StreamEvent, ToolChoice
+from toolwire.types import Request, Response, StreamEvent
 
 __all__ = ["ScriptedModel"]
 
@@ -52,53 +51,13 @@ class ScriptedModel(BaseClient):
         """How many scripted turns are still unanswered."""
         return len(self._script)
 
-    async def complete(
-        self,
-        messages: str | Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        parallel_tool_calls: bool | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> Response:
+    async def complete_request(self, request: Request) -> Response:
         """Answer with the next scripted turn."""
-        request = build_request(
-            self.model,
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            parallel_tool_calls=parallel_tool_calls,
-            extra=extra,
-        )
         return await self._answer(request)
 
-    async def stream(
-        self,
-        messages: str | Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        parallel_tool_calls: bool | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
+    async def stream_request(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Answer with the next scripted turn as stream events (text chunks, call fragments, `Done`)."""
-        response = await self.complete(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            parallel_tool_calls=parallel_tool_calls,
-            extra=extra,
-        )
-        self.requests[-1].stream = True
-        for event in stream_events(response):
+        for event in stream_events(await self._answer(request)):
             yield event
 
     async def _answer(self, request: Request) -> Response:

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from toolwire.codecs._shared import dumps
-from toolwire.codecs._stream_encoding import pieces
+from toolwire.codecs.common.stream_encoding import pieces
+from toolwire.codecs.common.wire import dumps
 from toolwire.types import (
     AssistantMessage,
     Done,

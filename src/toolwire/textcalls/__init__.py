@@ -5,7 +5,7 @@ the system prompt; `parse_tool_calls(text, tools)` reads calls back out of a rep
 format or in any of the formats open models emit (PROVIDERS.md §2.7); `to_text_messages` and
 `calls_from_text` implement the `text`/`auto` tool modes over a neutral conversation.
 
-This package imports only `toolwire.types`, `toolwire.codecs._shared` and the standard
+This package imports only `toolwire.types`, `toolwire.codecs.common` and the standard
 library (plus `json_repair`, lazily, for small broken JSON). Never imports a codec module.
 """
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from typing import Literal
 
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 from toolwire.textcalls._parse import parse_tool_calls
 from toolwire.textcalls._render import TOOL_CALL_PREFIX, render_tool_prompt
 from toolwire.textcalls._token_formats import split_harmony_channels

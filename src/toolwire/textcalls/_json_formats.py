@@ -6,7 +6,8 @@ Shapes (PROVIDERS.md §2.7):
 - Hermes / Qwen 2.5 / xLAM: `<tool_call>{"name": ..., "arguments": {...} or "<json>"}</tool_call>`; the
   same tag wraps Qwen3-Coder XML and GLM-4.5 bodies, handed to `_xml_formats`.
 - Mistral before v11: `[TOOL_CALLS][{...}, ...]`; v11+: `[TOOL_CALLS]name[ARGS]{...}`, optionally
-  `name[CALL_ID]id[ARGS]{...}` (Magistral).
+  `name[CALL_ID]id[ARGS]{...}` (Magistral), and `[TOOL_CALLS]name{...}` as servers write it when
+  they decode with special tokens skipped (`[ARGS]` is one).
 - Llama 3.1/3.2: `<|python_tag|>{"name": ..., "parameters": {...}}; {...}`, or a built-in call
   `<|python_tag|>brave_search.call(query="...")`.
 - Granite 3.x/4: `<|tool_call|>[{...}]`.
@@ -38,7 +39,9 @@ _HERMES_OPEN = re.compile(r"<(?:seed:)?tool_call>")
 _HERMES_CLOSE = re.compile(r"</(?:seed:)?tool_call>")
 _HERMES_CLOSE_AFTER = re.compile(r"\s*+</(?:seed:)?tool_call>")
 _MISTRAL = re.compile(re.escape("[TOOL_CALLS]"))
-_MISTRAL_V11 = re.compile(r"\s*([\w.:-]{1,128})(?:\[CALL_ID\]\s*([\w-]{1,64})\s*)?\[ARGS\]", re.ASCII)
+# `[ARGS]` is a special token too: servers that decode with special tokens skipped (vLLM's
+# Mistral parser input) write `[TOOL_CALLS]add{"a": 1}` with nothing between name and JSON.
+_MISTRAL_V11 = re.compile(r"\s*([\w.:-]{1,128})(?:\[CALL_ID\]\s*([\w-]{1,64})\s*)?(?:\[ARGS\])?", re.ASCII)
 _PYTHON_TAG = re.compile(re.escape("<|python_tag|>"))
 _PYTHON_CALL = re.compile(r"[\[A-Za-z_][\w.]*+\s*+[(\[]")
 _LLAMA_END = re.compile(r"<\|eom_id\|>|<\|eot_id\|>|\n")

@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from toolwire.codecs._shared import new_call_id, parse_arguments
+from toolwire.codecs.common.arguments import parse_arguments
+from toolwire.codecs.common.ids import new_call_id
 from toolwire.textcalls._json_formats import find_granite, find_hermes, find_mistral, find_python_tag, find_toolwire
 from toolwire.textcalls._loose import find_bare_json, find_fences, find_pythonic_lines
 from toolwire.textcalls._model import Context, Found, RawCall, ToolLike, definitions

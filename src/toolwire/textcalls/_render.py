@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from toolwire.codecs._shared import dumps
+from toolwire.codecs.common.wire import dumps
 from toolwire.textcalls._model import ToolLike, definitions
 from toolwire.types import ToolDefinition
 

@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeAlias, cast, get_args, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from toolwire.codecs._shared import MAX_REPAIR_CHARS
+from toolwire.codecs.common.arguments import MAX_REPAIR_CHARS
 from toolwire.tools._context import DEFAULT_TOOL_TIMEOUT, ToolContext
 from toolwire.tools._docstrings import parse_docstring
 from toolwire.tools._jsonschema import tidy_schema

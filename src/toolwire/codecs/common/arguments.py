@@ -1,0 +1,112 @@
+"""Tool-call arguments as models write them: parsed, repaired when broken, bounded in depth."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["MAX_ARGUMENT_DEPTH", "MAX_REPAIR_CHARS", "depth_exceeds", "parse_arguments"]
+
+
+MAX_ARGUMENT_DEPTH = 64
+"""Deeper argument objects are refused: no tool needs them, and recursion over them can crash."""
+
+
+MAX_REPAIR_CHARS = 8 * 1024
+"""json-repair costs up to ~100 µs a character, on whatever loop decodes the reply (a gateway's,
+say): longer broken arguments are refused, not repaired. Raw control characters in strings, the
+usual fault of long arguments (a file's text), are accepted in linear time before that."""
+
+
+def parse_arguments(raw: Any, *, repair_cut: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Parse a model's tool arguments; return `(arguments, metadata)` and never raise.
+
+    `""`/`None` mean `{}`. Invalid JSON is repaired when possible (`metadata["raw_arguments"]`
+    keeps the original); otherwise the arguments are `{}` and `metadata["arguments_error"]`
+    says why, so the agent can tell the model instead of calling the tool. Arguments cut off
+    before their end (`{"x": 12`) are not repaired either: completing them would guess values
+    the model did not send. `repair_cut=True` repairs them anyway, for calls found in free text.
+    """
+    if isinstance(raw, dict):
+        return _bounded(raw, raw)
+    if raw is None:
+        return {}, {}
+    if not isinstance(raw, str):
+        return {}, {"raw_arguments": raw, "arguments_error": _not_object(raw)}
+    if not raw or raw.isspace():
+        return {}, {}
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        return {}, {"raw_arguments": raw, "arguments_error": _too_deep()}
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(raw.rstrip()) and not repair_cut:
+            return {}, {
+                "raw_arguments": raw,
+                "arguments_error": f"the arguments were cut off before their end (...{raw[-80:]!r}); "
+                "send the whole call again",
+            }
+        return _repair_arguments(raw)
+    if isinstance(value, dict):
+        return _bounded(value, raw)
+    return {}, {"raw_arguments": raw, "arguments_error": _not_object(value)}
+
+
+def _bounded(value: dict[str, Any], raw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    if depth_exceeds(value, MAX_ARGUMENT_DEPTH):
+        return {}, {"raw_arguments": raw, "arguments_error": _too_deep()}
+    return value, {}
+
+
+def depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether containers nest deeper than `limit` (iterative: deep input cannot crash it)."""
+    stack = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(current, dict):
+            stack.extend((v, depth + 1) for v in current.values() if isinstance(v, dict | list))
+        elif isinstance(current, list):
+            stack.extend((v, depth + 1) for v in current if isinstance(v, dict | list))
+    return False
+
+
+def _too_deep() -> str:
+    return f"the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels; send a flatter JSON object"
+
+
+def _repair_arguments(raw: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    try:
+        lenient: Any = json.loads(raw, strict=False)  # raw newlines and tabs inside strings: linear
+    except (ValueError, RecursionError):
+        lenient = None
+    if isinstance(lenient, dict):
+        arguments, metadata = _bounded(lenient, raw)
+        return arguments, metadata or {"raw_arguments": raw}
+    if len(raw) > MAX_REPAIR_CHARS:
+        return {}, {
+            "raw_arguments": raw,
+            "arguments_error": f"the arguments are not valid JSON ({len(raw)} characters, too long to repair): "
+            f"{raw[:200]!r}",
+        }
+    import json_repair  # rare path: keeps import time low
+
+    try:
+        value = json_repair.loads(raw)
+    except Exception:  # the repairer must never break decoding (RecursionError included)
+        value = None
+    if (
+        isinstance(value, dict)
+        and (value or raw.strip().startswith("{"))
+        and not depth_exceeds(value, MAX_ARGUMENT_DEPTH)
+    ):
+        return value, {"raw_arguments": raw}
+    return {}, {
+        "raw_arguments": raw,
+        "arguments_error": f"the arguments are not valid JSON and could not be repaired: {raw[:200]!r}",
+    }
+
+
+def _not_object(value: Any) -> str:
+    return f"the arguments must be a JSON object, got {type(value).__name__}: {str(value)[:200]!r}"

@@ -1,0 +1,67 @@
+"""The `openai` codec: OpenAI Chat Completions (`POST /v1/chat/completions`) and the servers that copy it.
+
+The same codec serves vLLM, llama.cpp's `llama-server`, LM Studio and Ollama's OpenAI-compatible
+endpoint, each through its `OpenAIProfile`. Rooms: `requests` (bodies both ways), `messages`
+(the history inside them), `replies`, `stream_decoder`, `stream_encoder`, `profiles`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolwire.codecs.common.stream_encoding import replay
+from toolwire.codecs.openai.messages import NAME
+from toolwire.codecs.openai.profiles import PROFILES, OpenAIProfile
+from toolwire.codecs.openai.replies import decode_response, encode_response
+from toolwire.codecs.openai.requests import ChatRequests
+from toolwire.codecs.openai.stream_decoder import OpenAIStreamDecoder
+from toolwire.codecs.openai.stream_encoder import OpenAIStreamEncoder
+from toolwire.types import Request, Response
+
+__all__ = ["CODEC", "PROFILES", "OpenAICodec", "OpenAIProfile"]
+
+
+class OpenAICodec:
+    """Chat Completions, shaped by one server's `OpenAIProfile`.
+
+    Each instance warns once about each feature its server lacks.
+    """
+
+    name = NAME
+    respelled = frozenset({"max_tokens", "max_completion_tokens"})
+    """`extra` keys that only keep the caller's spelling of `max_tokens`, for an exact round trip."""
+
+    def __init__(self, profile: OpenAIProfile = PROFILES["openai"]) -> None:
+        self.profile = profile
+        self._requests = ChatRequests(profile)
+
+    def encode_request(self, request: Request) -> dict[str, Any]:
+        """Return the exact JSON body for `request`."""
+        return self._requests.encode(request)
+
+    def decode_request(self, body: dict[str, Any]) -> Request:
+        """Read a request body back; keys toolwire does not model go to `Request.extra`."""
+        return self._requests.decode(body)
+
+    def decode_response(self, body: dict[str, Any]) -> Response:
+        """Read a `chat.completion` body; an error body raises `ProviderError`."""
+        return decode_response(body)
+
+    def stream_decoder(self) -> OpenAIStreamDecoder:
+        """Return a fresh decoder for one `chat.completion.chunk` stream."""
+        return OpenAIStreamDecoder()
+
+    def encode_response(self, response: Response) -> dict[str, Any]:
+        """Render a reply as a `chat.completion` body."""
+        return encode_response(response)
+
+    def stream_encoder(self, model: str | None = None, response_id: str | None = None) -> OpenAIStreamEncoder:
+        """A fresh encoder turning neutral stream events into `chat.completion.chunk`s as they come."""
+        return OpenAIStreamEncoder(model, response_id)
+
+    def encode_stream(self, response: Response) -> list[dict[str, Any]]:
+        """Render a reply as `chat.completion.chunk` objects (without the `[DONE]` marker)."""
+        return replay(OpenAIStreamEncoder(reply=response), response)
+
+
+CODEC = OpenAICodec()

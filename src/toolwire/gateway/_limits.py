@@ -1,0 +1,87 @@
+"""What the gateway accepts from a client: body size, body pace, JSON depth, header pace.
+
+A body is read piece by piece and refused (413) once it passes the cap, before it is held
+whole; one that trickles in slower than `body_timeout` is refused (408). JSON nested deeper
+than `MAX_BODY_DEPTH` is refused (400) before any codec recurses into it. Slow headers are
+`_slow_clients`' job (it needs uvicorn). Imports starlette and anyio.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+
+from toolwire.codecs.common.arguments import depth_exceeds
+from toolwire.gateway._errors import GatewayError
+
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "MAX_BODY_DEPTH",
+    "BodyLimits",
+    "parse_json",
+    "read_body",
+]
+
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+"""The largest request body accepted (a long conversation with images stays well under it)."""
+DEFAULT_BODY_TIMEOUT = 60.0
+"""Seconds a client has to send its whole body once the headers are in."""
+MAX_BODY_DEPTH = 128
+"""Deeper JSON is refused: no request needs it, and codecs that recurse into it would crash."""
+
+
+class BodyLimits:
+    """The caps one app applies to request bodies."""
+
+    __slots__ = ("max_bytes", "timeout")
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BODY_BYTES, timeout: float = DEFAULT_BODY_TIMEOUT) -> None:
+        if max_bytes < 1 or timeout <= 0:
+            raise ValueError(f"max_body_bytes and body_timeout must be positive, got {max_bytes!r}, {timeout!r}.")
+        self.max_bytes = max_bytes
+        self.timeout = timeout
+
+
+async def read_body(request: Request, limits: BodyLimits) -> bytes:
+    """The request body, refused once it passes `limits.max_bytes` or takes longer than `limits.timeout`."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limits.max_bytes:
+        raise _too_large(limits.max_bytes)
+    body = bytearray()
+    with anyio.move_on_after(limits.timeout) as scope:
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > limits.max_bytes:
+                raise _too_large(limits.max_bytes)
+    if scope.cancelled_caught:
+        raise GatewayError(
+            408, f"The request body did not arrive within {limits.timeout:g} s; send it at once, or a smaller one."
+        )
+    return bytes(body)
+
+
+def _too_large(limit: int) -> GatewayError:
+    return GatewayError(
+        413, f"The request body is larger than this gateway's limit of {limit} bytes; send a shorter conversation."
+    )
+
+
+def parse_json(raw: bytes) -> Any:
+    """The body as JSON; a 400 for invalid JSON or JSON nested deeper than `MAX_BODY_DEPTH`."""
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError as exc:
+        raise GatewayError(400, f"The request body is not valid JSON ({exc}); send a JSON object.") from None
+    if depth_exceeds(value, MAX_BODY_DEPTH):
+        raise _too_deep()
+    return value
+
+
+def _too_deep() -> GatewayError:
+    return GatewayError(400, f"The request body nests deeper than {MAX_BODY_DEPTH} levels; send flatter JSON.")

@@ -1,0 +1,175 @@
+"""The gateway under hostile traffic (issue 21.1-21.5): deep and huge bodies, slow clients, bad upstream replies."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx2
+import pytest
+import uvicorn
+
+from tests.gateway.conftest import Gateway, routes_to
+from tests.gateway.test_errors import VALID, kind, shaped
+from toolwire.gateway import create_app
+from toolwire.gateway._limits import DEFAULT_MAX_BODY_BYTES
+from toolwire.gateway._slow_clients import header_deadline_protocol
+from toolwire.testing import RawReply, ScriptedServer
+
+PROTOCOLS = list(VALID)
+OTHER_PROTOCOLS = [p for p in PROTOCOLS if p != "openai"]  # the route's upstream speaks openai
+
+
+@pytest.fixture(scope="module")
+def gateway(upstreams: dict[str, ScriptedServer], upstream_key: str) -> Iterator[Gateway]:
+    with Gateway(create_app(routes_to(upstreams), keys=[], max_body_bytes=256 * 1024, body_timeout=2)) as running:
+        yield running
+
+
+@pytest.fixture
+def http() -> Iterator[httpx2.Client]:
+    with httpx2.Client(timeout=60) as client:
+        yield client
+
+
+def with_deep_parameters(body: dict[str, object], levels: int) -> bytes:
+    """`body` with a tool schema `levels` deep (written by hand: json.dumps itself recurses)."""
+    schema = '{"type": "object", "properties": {"x": ' * (levels // 2) + "{}" + "}}" * (levels // 2)
+    return json.dumps(body)[:-1].encode() + b', "tools_param": ' + schema.encode() + b"}"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_json_nested_too_deep_is_a_400_in_the_clients_protocol(
+    gateway: Gateway, http: httpx2.Client, protocol: str
+) -> None:
+    path, body = VALID[protocol]
+    message = "The request body nests deeper than 128 levels; send flatter JSON."
+    for raw in (b"[" * 100_000 + b"]" * 100_000, with_deep_parameters(body, 990)):
+        response = http.post(gateway.url + path, content=raw)
+        assert (response.status_code, response.json()) == (400, shaped(protocol, 400, kind(protocol, 400), message))
+
+
+def test_a_body_past_the_cap_is_a_413_before_it_is_read_whole(gateway: Gateway, http: httpx2.Client) -> None:
+    assert DEFAULT_MAX_BODY_BYTES == 32 * 1024 * 1024
+    path, body = VALID["anthropic"]
+    big = json.dumps(body | {"system": "x" * 270_000}).encode()
+
+    def chunked() -> Iterator[bytes]:  # no content-length: the cap holds while reading
+        for start in range(0, len(big), 4096):
+            yield big[start : start + 4096]
+
+    message = "The request body is larger than this gateway's limit of 262144 bytes; send a shorter conversation."
+    for content in (big, chunked()):
+        response = http.post(gateway.url + path, content=content)
+        assert (response.status_code, response.json()) == (
+            413,
+            {"type": "error", "error": {"type": "request_too_large", "message": message}},
+        )
+
+
+def test_a_body_that_trickles_in_is_a_408_and_others_are_served_meanwhile(
+    gateway: Gateway, http: httpx2.Client
+) -> None:
+    path, _ = VALID["openai"]
+    with socket.create_connection(("127.0.0.1", gateway.port)) as slow:
+        slow.sendall(f"POST {path} HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{{".encode())
+        assert http.get(gateway.url + "/health").status_code == 200
+        answer = b""
+        while b"\r\n\r\n" not in answer or not answer.endswith(b"}}"):
+            data = slow.recv(65536)
+            if not data:
+                break
+            answer += data
+    head, _, payload = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 ")
+    message = "The request body did not arrive within 2 s; send it at once, or a smaller one."
+    assert json.loads(payload) == shaped("openai", 408, "invalid_request_error", message)
+
+
+@pytest.mark.parametrize("protocol", OTHER_PROTOCOLS)
+def test_an_upstream_200_that_is_not_json_is_a_502_in_the_clients_protocol(
+    gateway: Gateway, http: httpx2.Client, upstreams: dict[str, ScriptedServer], protocol: str
+) -> None:
+    upstreams["openai"].add(RawReply(body=b"<html>oops</html>", content_type="application/json"))
+    path, body = VALID[protocol]
+    response = http.post(gateway.url + path, json=body)
+    assert response.status_code == 502
+    message = (
+        "The upstream failed: openai answered with a body that is not JSON: b'<html>oops</html>'; "
+        "check base_url points at the provider's API."
+    )
+    assert response.json() == shaped(protocol, 502, kind(protocol, 502), message)
+
+
+@pytest.mark.parametrize("protocol", OTHER_PROTOCOLS)
+def test_an_upstream_reply_with_a_lone_surrogate_is_a_502_not_the_clients_fault(
+    gateway: Gateway, http: httpx2.Client, upstreams: dict[str, ScriptedServer], protocol: str
+) -> None:
+    reply = {
+        "id": "r",
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "a\\ud800"}}],
+    }
+    upstreams["openai"].add(RawReply(body=json.dumps(reply).replace("\\\\", "\\"), content_type="application/json"))
+    path, body = VALID[protocol]
+    response = http.post(gateway.url + path, json=body)
+    assert response.status_code == 502
+    message = response.json()
+    assert message == shaped(protocol, 502, kind(protocol, 502), _message_of(message))
+    assert _message_of(message).startswith(f"The upstream's reply cannot be sent as a {protocol} reply (")
+
+
+def _message_of(body: dict[str, object]) -> str:
+    error = body["error"]
+    return error if isinstance(error, str) else str(error["message"])  # type: ignore[index]
+
+
+class SlowClientGateway(Gateway):
+    """The gateway as `toolwire serve` runs it: with the header deadline protocol."""
+
+    def __init__(self, header_timeout: float) -> None:
+        super().__init__(create_app([], keys=[]))
+        config = uvicorn.Config(
+            create_app([], keys=[]),
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            http=header_deadline_protocol(header_timeout),
+        )
+        self.server = uvicorn.Server(config)
+
+
+def _hung_up(connection: socket.socket) -> bool:
+    """The peer closed the connection (a reset counts: the trickle may write after the close)."""
+    connection.settimeout(60)
+    try:
+        return connection.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_connections_that_never_finish_their_headers_are_closed_and_others_served() -> None:
+    with (
+        SlowClientGateway(header_timeout=1.0) as gateway,
+        socket.create_connection(("127.0.0.1", gateway.port)) as idle,
+        socket.create_connection(("127.0.0.1", gateway.port)) as slow,
+    ):
+
+        def trickle() -> None:  # one header byte every 0.2 s: resets any idle timer, never finishes
+            for byte in b"GET /health HTTP/1.1\r\nhost: x\r\nx-padding: " + b"a" * 1000:
+                try:
+                    slow.sendall(bytes([byte]))
+                except OSError:
+                    return
+                time.sleep(0.2)
+
+        writer = threading.Thread(target=trickle, daemon=True)
+        writer.start()
+        assert httpx2.get(gateway.url + "/health", timeout=30).status_code == 200
+        assert _hung_up(idle) and _hung_up(slow)  # before the fix: never
+        writer.join(timeout=60)
+        with httpx2.Client(timeout=30) as keep_alive:  # a normal keep-alive client is untouched
+            assert [keep_alive.get(gateway.url + "/health").status_code for _ in range(3)] == [200] * 3
