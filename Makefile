@@ -21,8 +21,9 @@ $(VENV)/.dev: $(VENV)/.base
 demo: $(VENV)/.base
 	$(PY) -m toolwire.demo
 
+# One pytest worker per core (pytest-xdist); tests never share ports or files, so any order works.
 test: $(VENV)/.dev copilot-cli mcp-servers coding-agents
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 # A real model: SmolLM2-135M-Instruct on llama-cpp-python's server (tests/e2e; not part of `make test`).
 # The first run builds llama-cpp-python into ~/.cache/toolwire/wheels (4-14 min on 2 cores).

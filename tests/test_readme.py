@@ -99,3 +99,12 @@ def test_the_command_examples_parse_and_the_offline_ones_run(tmp_path: Path) -> 
             check=False,
         )
         assert done.returncode == 0, (argv, done.stderr)
+
+
+def test_install_hints_use_the_checkout_form_since_toolwire_is_not_on_pypi() -> None:
+    sources = [README, *sorted((README.parent / "src").rglob("*.py"))]
+    found = [str(p) for p in sources if "install 'toolwire[" in p.read_text(encoding="utf-8")]
+    assert found == []
+    assert "pip install -e '.[cli,serve]'" in TEXT
+    for status in ("0 when", "1 on a runtime failure", "2 on a usage", "3 when the run did not finish", "130 when"):
+        assert status in TEXT

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -194,3 +195,29 @@ def test_ctrl_c_while_the_model_answers_cancels_and_the_chat_goes_on(tmp_path: P
             release.set()
     assert chat.exitstatus == 130
     assert "Traceback" not in (chat.before or "")
+
+
+def test_chat_fed_by_a_pipe_refuses_high_risk_calls_and_reads_the_next_line_as_a_prompt(tmp_path: Path) -> None:
+    script = [reply("", [write_call("call_1", "first")]), reply("Could not write it."), reply("Bye then.")]
+    with ScriptedServer(script) as server:
+        args = ["--provider", "openai", "--model", "test-model", "--base-url", server.base_url + "/v1"]
+        env = {k: v for k, v in os.environ.items() if k != "DEBUG"}
+        env |= {"NO_COLOR": "1", "OPENAI_API_KEY": "sk-test", "XDG_CONFIG_HOME": str(tmp_path / ".none")}
+        done = subprocess.run(
+            [sys.executable, "-m", "toolwire.cli", "chat", *args],
+            cwd=tmp_path,
+            input="make a note\nsay bye\n/exit\n",
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+        last = [r.body["messages"][-1] for r in server.requests]
+    prompts = [m["content"] for m in last if m["role"] == "user"]
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("No terminal to ask: high-risk calls are refused; pass --yes to allow them.") == 1
+    assert "Run this tool?" not in done.stdout
+    assert "Bye then." in done.stdout
+    assert not (tmp_path / "note.txt").exists()
+    assert prompts == ["make a note", "say bye"]

@@ -289,6 +289,13 @@ USAGE_ERRORS = [
         "vllm-no-tool-parser.",
     ),
     (
+        ["run", "--provider", "opnai", "hi"],
+        2,
+        "toolwire: error: Unknown provider 'opnai'; did you mean 'openai'? Use one of: anthropic, copilot, gemini, "
+        "llamacpp, ollama, openai, openai-compatible, openai-responses, scripted, scripted-anthropic, scripted-gemini, "
+        "scripted-ollama, scripted-openai, scripted-openai-responses, vertex, vllm.",
+    ),
+    (
         ["run", "--provider", "openai", "hi"],
         2,
         "toolwire: error: No model for provider 'openai'; pass --model or set [provider] model in toolwire.toml.",

@@ -7,7 +7,9 @@ import json
 import logging
 import socket
 import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import anthropic
 import httpx2
@@ -296,13 +298,54 @@ def test_an_upstream_cut_mid_stream_ends_with_the_protocols_error_event(
         assert caught.value.body == {"type": "error", "error": {"type": "api_error", "message": cut}}  # type: ignore[attr-defined]
 
 
-def test_a_client_that_disconnects_cancels_the_upstream_request(gateway: Gateway, hanging: Hanging) -> None:
+def test_a_client_that_disconnects_cancels_the_upstream_request(
+    gateway: Gateway, hanging: Hanging, caplog: pytest.LogCaptureFixture
+) -> None:
     body = json.dumps({"model": "to-hang", "messages": [{"role": "user", "content": "hi"}]}).encode()
     request = (
         f"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
         f"authorization: Bearer {GATEWAY_KEY}\r\ncontent-length: {len(body)}\r\n\r\n"
     ).encode() + body
-    with socket.create_connection(("127.0.0.1", gateway.port)) as sock:
-        sock.sendall(request)
-        assert hanging.accepted.wait(30), "the gateway never called the upstream"
-    assert hanging.closed.wait(30), "the upstream request was not cancelled"
+    with caplog.at_level(logging.INFO, logger="toolwire.gateway"):
+        with socket.create_connection(("127.0.0.1", gateway.port)) as sock:
+            sock.sendall(request)
+            assert hanging.accepted.wait(30), "the gateway never called the upstream"
+        assert hanging.closed.wait(30), "the upstream request was not cancelled"
+        lines = _request_lines(caplog, "/v1/chat/completions")
+    assert len(lines) == 1  # one line per request, which says the client left
+    assert " status=499 " in lines[0]
+    assert lines[0].endswith(" client disconnected; upstream request cancelled")
+
+
+def _request_lines(caplog: pytest.LogCaptureFixture, path: str) -> list[str]:
+    """The gateway's lines once the request's own line is out (it is written after the reply is sent)."""
+    deadline = time.monotonic() + 30
+    while not any(f"POST {path} " in r.getMessage() for r in caplog.records):
+        assert time.monotonic() < deadline, "the gateway never logged the request"
+        time.sleep(0.01)
+    return [r.getMessage() for r in caplog.records if r.name == "toolwire.gateway"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_completed_request_logs_one_line_and_no_disconnect(
+    gateway: Gateway, upstreams: dict[str, ScriptedServer], caplog: pytest.LogCaptureFixture, stream: bool
+) -> None:
+    upstreams["openai"].add(reply("done"))
+    with (
+        caplog.at_level(logging.INFO, logger="toolwire.gateway"),
+        openai.OpenAI(base_url=gateway.url + "/v1", api_key=GATEWAY_KEY, max_retries=0) as sdk,
+    ):
+        messages: list[Any] = [{"role": "user", "content": "hi"}]
+        if stream:
+            text = "".join(
+                c.choices[0].delta.content or ""
+                for c in sdk.chat.completions.create(model="to-openai", messages=messages, stream=True)
+                if c.choices
+            )
+        else:
+            text = sdk.chat.completions.create(model="to-openai", messages=messages).choices[0].message.content or ""
+        lines = _request_lines(caplog, "/v1/chat/completions")
+    assert text == "done"
+    assert len(lines) == 1
+    assert lines[0].startswith("POST /v1/chat/completions model=to-openai route=to-openai upstream=openai:up-openai ")
+    assert "disconnect" not in lines[0]

@@ -21,7 +21,7 @@ __all__ = ["RayUnavailable", "run_batch_ray"]
 
 
 class RayUnavailable(RuntimeError):
-    """Ray is not installed (install the `ray` extra: pip install 'toolwire[ray]')."""
+    """Ray is not installed (install the `ray` extra: pip install -e '.[ray]' in the checkout)."""
 
 
 class _Worker:
@@ -41,7 +41,7 @@ def _ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise RayUnavailable("--ray needs Ray: pip install 'toolwire[ray]'.") from None
+        raise RayUnavailable("--ray needs Ray; from the toolwire checkout: pip install -e '.[ray]'.") from None
     return ray
 
 

@@ -20,7 +20,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import rich  # noqa: F401 - only checks that the `cli` extra is installed
     except ModuleNotFoundError:
-        sys.stderr.write("toolwire: error: the CLI needs rich; install it with: pip install 'toolwire[cli]'\n")
+        sys.stderr.write(
+            "toolwire: error: the CLI needs rich; install it from the toolwire checkout with: pip install -e '.[cli]'\n"
+        )
         return 2
     from toolwire.cli._app import run_cli
 

@@ -9,6 +9,7 @@ conversation stays as it was before the prompt); Ctrl-C at the prompt, or twice,
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rich.console import Console
 from rich.text import Text
@@ -16,13 +17,13 @@ from rich.text import Text
 from toolwire.agent import Agent
 from toolwire.cli._mcp import STANDARD_NAMES, mcp_servers, mcp_tools
 from toolwire.cli._output import EventView
-from toolwire.cli._run import drive
+from toolwire.cli._run import NO_TERMINAL, drive
 from toolwire.cli._settings import Settings
 from toolwire.cli._setup import build_agent, open_model
 from toolwire.cli._speak import in_cli_terms
 from toolwire.cli._terminal import Loop, TurnCancelled, ask_line
 from toolwire.errors import ToolwireError
-from toolwire.reviewers import AutoApprove, ConsoleReviewer, Reviewer
+from toolwire.reviewers import AutoApprove, ConsoleReviewer, DenyAll, Reviewer
 from toolwire.types import Message, UserMessage
 
 __all__ = ["chat_command"]
@@ -48,6 +49,11 @@ def chat_command(settings: Settings, args: argparse.Namespace) -> int:
 def _reviewer(settings: Settings, console: Console, view: EventView) -> Reviewer:
     if settings.yes:
         return AutoApprove()
+    if not sys.stdin.isatty():  # a piped prompt line must never be read as the answer to "Run this tool?"
+        console.print(
+            Text("No terminal to ask: high-risk calls are refused; pass --yes to allow them.", style="yellow")
+        )
+        return DenyAll(NO_TERMINAL)
 
     def show(text: str) -> None:
         view.end_line()  # the approval question starts on its own line, never after streamed text

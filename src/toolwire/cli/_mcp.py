@@ -67,7 +67,9 @@ def _require_sdk() -> None:
     try:
         import mcp  # noqa: F401
     except ImportError:
-        raise UsageError("MCP servers need the mcp extra: pip install 'toolwire[mcp]'.") from None
+        raise UsageError(
+            "MCP servers need the mcp extra; from the toolwire checkout: pip install -e '.[mcp]'."
+        ) from None
 
 
 @contextlib.asynccontextmanager

@@ -18,12 +18,12 @@ from toolwire.cli._terminal import Loop, ask_line
 from toolwire.reviewers import AutoApprove, ConsoleReviewer, DenyAll, Reviewer
 from toolwire.types import Message
 
-__all__ = ["drive", "run_command"]
+__all__ = ["NO_TERMINAL", "drive", "run_command"]
 
 UNFINISHED = 3
 """Exit status of a run that did not finish its task (see the CLI module's docstring)."""
 
-_NO_TERMINAL = "no one can approve it: run without a terminal; pass --yes to allow high-risk tools"
+NO_TERMINAL = "no one can approve it: run without a terminal; pass --yes to allow high-risk tools"
 
 
 def run_command(settings: Settings, args: argparse.Namespace) -> int:
@@ -65,7 +65,7 @@ def _reviewer(settings: Settings, err: Console) -> Reviewer:
     if settings.yes:
         return AutoApprove()
     if not sys.stdin.isatty():
-        return DenyAll(_NO_TERMINAL)
+        return DenyAll(NO_TERMINAL)
     return ConsoleReviewer(ask=lambda p: ask_line(p, sys.stderr), show=lambda t: err.print(Text(t, style="yellow")))
 
 

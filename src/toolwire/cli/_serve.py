@@ -68,7 +68,9 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
         from toolwire.gateway import create_app, gateway_keys
         from toolwire.gateway._slow_clients import header_deadline_protocol
     except ModuleNotFoundError as exc:
-        raise UsageError(f"toolwire serve needs {exc.name}; install it with: pip install 'toolwire[serve]'") from None
+        raise UsageError(
+            f"toolwire serve needs {exc.name}; install it from the toolwire checkout with: pip install -e '.[serve]'"
+        ) from None
     config = load_config(settings.config_path)
     if not config.routes:
         where = f"{config.path}" if config.path else "no toolwire.toml was found"

@@ -9,6 +9,7 @@ sets that whole section aside (its model and URL belong to the other provider). 
 from __future__ import annotations
 
 import argparse
+import difflib
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,7 +75,9 @@ def resolve(args: argparse.Namespace, config: Config) -> Settings:
     section = config.provider if args.provider in (None, config.provider.name) else ProviderSettings()
     if name not in known_providers():
         source = f" (from {config.path})" if args.provider is None and config.path else ""
-        raise UsageError(f"Unknown provider {name!r}{source}; use one of: {', '.join(known_providers())}.")
+        guess = difflib.get_close_matches(name, known_providers(), n=1, cutoff=0.75)
+        hint = f"did you mean {guess[0]!r}? Use" if guess else "use"
+        raise UsageError(f"Unknown provider {name!r}{source}; {hint} one of: {', '.join(known_providers())}.")
     agent = config.agent
     if args.tool_mode == "constrained" and getattr(args, "command", None) != "eval":
         raise UsageError("--tool-mode constrained is only in `toolwire eval` so far; use native, text or auto here.")

@@ -146,7 +146,7 @@ def _error_response(protocol: WireProtocol, error: GatewayError) -> JSONResponse
     return JSONResponse(protocol.error_body(error.status, error.message, error.field), error.status, headers)
 
 
-def _log(request: Request, ex: Exchange | None, status: int, started: float) -> None:
+def _log(request: Request, ex: Exchange | None, status: int, started: float, hung_up: bool = False) -> None:
     if not logger.isEnabledFor(logging.INFO):
         return
     ms = (time.perf_counter() - started) * 1000
@@ -155,7 +155,7 @@ def _log(request: Request, ex: Exchange | None, status: int, started: float) -> 
         return
     tokens_in, tokens_out = ex.tokens
     logger.info(
-        "%s %s model=%s route=%s upstream=%s mode=%s stream=%s status=%d %.1fms tokens=%s/%s%s%s",
+        "%s %s model=%s route=%s upstream=%s mode=%s stream=%s status=%d %.1fms tokens=%s/%s%s%s%s",
         request.method,
         request.url.path,
         ex.model,
@@ -169,6 +169,7 @@ def _log(request: Request, ex: Exchange | None, status: int, started: float) -> 
         "-" if tokens_out is None else tokens_out,
         f" dropped={','.join(dict.fromkeys(ex.dropped))}" if ex.dropped else "",
         f" fallbacks={','.join(ex.fallbacks)}" if ex.fallbacks else "",
+        " client disconnected; upstream request cancelled" if hung_up else "",
     )
 
 
@@ -183,6 +184,8 @@ class _ExchangeResponse:
         self.gateway = gateway
         self.status = 499  # nginx's "client closed request", if nothing else is ever sent
         self.first_byte: float | None = None
+        self.ended = False  # the last body piece went out: a disconnect now is the normal end
+        self.hung_up = False  # the client left before the reply ended
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         ex = self.ex
@@ -191,15 +194,17 @@ class _ExchangeResponse:
             if self.first_byte is None and message["type"] == "http.response.body":
                 self.first_byte = time.perf_counter() - self.started
             await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                self.ended = True
 
         with gateway_span(self.request.method, self.request.url.path, _span_attributes(ex)) as span:
             try:
                 async with anyio.create_task_group() as group:
-                    group.start_soon(_watch_disconnect, receive, group.cancel_scope)
+                    group.start_soon(self._watch_disconnect, receive, group.cancel_scope)
                     await self._run(timed_send)
                     group.cancel_scope.cancel()
             finally:
-                _log(self.request, ex, self.status, self.started)
+                _log(self.request, ex, self.status, self.started, self.hung_up)
                 outcome = {
                     "toolwire.gateway.mode": ex.mode,
                     "toolwire.gateway.dropped": ",".join(ex.dropped) or None,
@@ -220,6 +225,19 @@ class _ExchangeResponse:
                         fallbacks=tuple(ex.fallbacks),
                     )
                 )
+
+    async def _watch_disconnect(self, receive: Receive, scope: anyio.CancelScope) -> None:
+        """Cancel the exchange (and its upstream request) when the client hangs up mid-reply.
+
+        uvicorn also reports `http.disconnect` once the reply has ended: that is no hang-up.
+        """
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                if not self.ended:
+                    self.hung_up = True
+                    scope.cancel()
+                return
 
     async def _run(self, send: Send) -> None:
         try:
@@ -295,15 +313,6 @@ def _span_attributes(ex: Exchange) -> dict[str, Any]:
 
 def _raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
     return [(k.encode(), v.encode("latin-1", "replace")) for k, v in headers.items()]
-
-
-async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            logger.info("client disconnected; cancelling the upstream request")
-            scope.cancel()
-            return
 
 
 # the app

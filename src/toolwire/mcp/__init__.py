@@ -11,7 +11,7 @@ async with MCPServer.stdio("npx", ["-y", "@modelcontextprotocol/server-filesyste
 concurrently, all others go through the agent's reviewer. `open_servers` opens several at once
 and prefixes clashing names with the server's name (`fs__read_file`). `serve_stdio` and
 `serve_http` (the `toolwire mcp-server` command) offer the standard tools to any MCP client.
-Built on the official `mcp` SDK (`pip install 'toolwire[mcp]'`), loaded only when this package is.
+Built on the official `mcp` SDK (`pip install -e '.[mcp]'` in the checkout), loaded only when this package is.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from __future__ import annotations
 try:
     import mcp as _sdk  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("toolwire.mcp needs the official MCP SDK: pip install 'toolwire[mcp]'.") from exc
+    raise ImportError(
+        "toolwire.mcp needs the official MCP SDK; from the toolwire checkout: pip install -e '.[mcp]'."
+    ) from exc
 
 from toolwire.mcp._client import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MCPServer, MCPServerError
 from toolwire.mcp._group import MCPServers, open_servers
