@@ -217,7 +217,7 @@ class SegmentedEncoder(ABC):
 
     def _release(self, *, hold: bool = False) -> list[WireEvent]:
         """Send the held deltas now (`hold`: those of calls still behind an unfinished one wait again)."""
-        held, self._held_calls = self._held_calls, []
+        held, self._held_calls = _by_call(self._held_calls), []
         out: list[WireEvent] = []
         for event in held:
             out += self._on_call(event, hold=hold)
@@ -316,6 +316,24 @@ class SegmentedEncoder(ABC):
                 parts.append(ToolCall(id=segment.call_id, name=segment.name, arguments=arguments, metadata=metadata))
         stop = StopReason.TOOL_USE if self._calls_so_far() else StopReason.END_TURN
         return Response(message=AssistantMessage(parts=parts), stop_reason=stop, model=self.model, id=self.response_id)
+
+
+def _by_call(events: list[ToolCallDelta]) -> list[ToolCallDelta]:
+    """Held deltas grouped call by call, each call's own order kept.
+
+    So one call's pieces never follow the opening of the next: first those continuing calls
+    already open, then each new call in the order its header came.
+    """
+    groups: dict[tuple[str, int], list[ToolCallDelta]] = {}
+    latest: dict[int, tuple[str, int]] = {}  # neutral index -> the held call it means now
+    for event in events:
+        if event.id is not None:
+            key = latest[event.index] = ("new", len(groups))
+        else:
+            key = latest.get(event.index, ("open", event.index))
+        groups.setdefault(key, []).append(event)
+    order = sorted(groups, key=lambda key: (key[0] == "new", list(groups).index(key)))
+    return [event for key in order for event in groups[key]]
 
 
 def _whole_json(text: str) -> bool:
