@@ -292,8 +292,9 @@ USAGE_ERRORS = [
         ["run", "--provider", "opnai", "hi"],
         2,
         "toolwire: error: Unknown provider 'opnai'; did you mean 'openai'? Use one of: anthropic, copilot, gemini, "
-        "llamacpp, ollama, openai, openai-compatible, openai-responses, scripted, scripted-anthropic, scripted-gemini, "
-        "scripted-ollama, scripted-openai, scripted-openai-responses, vertex, vllm.",
+        "llama-cpp-python, llamacpp, ollama, ollama-openai, openai, openai-compatible, openai-responses, scripted, "
+        "scripted-anthropic, scripted-gemini, scripted-ollama, scripted-openai, scripted-openai-responses, vertex, "
+        "vllm, vllm-no-tool-parser.",
     ),
     (
         ["run", "--provider", "openai", "hi"],
