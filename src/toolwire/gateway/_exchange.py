@@ -32,7 +32,7 @@ from toolwire.gateway._errors import GatewayError, classify
 from toolwire.gateway._namespaces import namespaced_tools, with_namespaces
 from toolwire.gateway._protocols import Protocol, frame, usage_of
 from toolwire.gateway._relay import Relay, client_view
-from toolwire.gateway._routing import Route, Target
+from toolwire.gateway._routing import Route, RouteConfigError, Target
 from toolwire.gateway._textmode import CallFilter, parse_reply, text_request
 from toolwire.types import Request, Response, StreamEvent
 
@@ -143,7 +143,7 @@ async def serve_exchange(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
                 async for piece in pieces:
                     yield piece
                 return
-        except Exception as exc:
+        except (ToolwireError, RouteConfigError) as exc:  # the upstream's failure; a bug here is not one
             if started:
                 raise
             error = classify(exc)

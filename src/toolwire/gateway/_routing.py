@@ -219,17 +219,15 @@ class Route:
     @classmethod
     def of(cls, settings: RouteLike) -> Route:
         """A route from a `[[route]]` table."""
-        targets = [
-            Target(t.target, t.base_url, t.api_key_env, t.tool_mode, t.weight) for t in getattr(settings, "targets", ())
-        ]
+        targets = [Target(t.target, t.base_url, t.api_key_env, t.tool_mode, t.weight) for t in settings.targets]
         return cls(
             model=settings.model,
             target=None if targets else settings.target,
             base_url=settings.base_url,
             api_key_env=settings.api_key_env,
             tool_mode=settings.tool_mode,
-            strategy=getattr(settings, "strategy", "fallback"),
-            cooldown=getattr(settings, "cooldown", 30.0),
+            strategy=settings.strategy,
+            cooldown=settings.cooldown,
             targets=targets,
         )
 
