@@ -7,6 +7,8 @@ Three pure functions, one per provider dialect:
 - `gemini_schema`: Gemini's OpenAPI-3.0 `Schema` subset (`functionDeclarations[].parameters`).
 - `inline_refs`: every local `$ref` replaced by what it points to (Ollama, whose server silently
   drops nested `$ref`s while decoding the schema into Go structs, PROVIDERS.md §2.5).
+- `SchemaSupport`: what one server's constrained-decoding engine enforces, as data (the
+  codecs' server profiles name it; `toolwire.constrained.loosen` cuts a schema to it).
 
 Every function leaves its input untouched, may share unchanged subtrees with it (treat the
 output as read-only), and is idempotent: `f(f(x)) == f(x)`, because a request decoded from the
@@ -20,9 +22,18 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["anthropic_input_schema", "from_openapi_schema", "gemini_schema", "inline_refs", "openai_strict_schema"]
+__all__ = [
+    "PORTABLE",
+    "SchemaSupport",
+    "anthropic_input_schema",
+    "from_openapi_schema",
+    "gemini_schema",
+    "inline_refs",
+    "openai_strict_schema",
+]
 
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "$comment"})
 _COMPOSITION = ("type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const", "properties", "items", "prefixItems")
@@ -549,3 +560,56 @@ def from_openapi_schema(schema: Any) -> Any:
         if isinstance(schema.get(keyword), dict):
             out[keyword] = {name: from_openapi_schema(value) for name, value in schema[keyword].items()}
     return out
+
+
+_NUMERIC_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
+_STRING_LENGTHS = frozenset({"minLength", "maxLength"})
+_ARRAY_LENGTHS = frozenset({"minItems", "maxItems"})
+# Never part of a grammar: annotations, and validation-only keywords that no engine turns into one.
+_ALWAYS_DROPPED = frozenset(
+    {"title", "default", "examples", "$schema", "$id", "$comment", "deprecated", "readOnly", "writeOnly"}
+    | {"uniqueItems", "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "if", "then", "else"}
+    | {"not", "contains", "minContains", "maxContains", "unevaluatedProperties", "unevaluatedItems", "propertyNames"}
+    | {"patternProperties", "optional"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaSupport:
+    """What one schema engine can enforce; everything else is loosened before sending.
+
+    Local `$ref`s are always inlined, whatever the engine: a tool's `#/$defs/...` would point
+    into the wrong document once its schema sits inside the reply schema. A reference back into
+    itself (a recursive model) therefore becomes "any object", with a note.
+
+    Attributes:
+        pattern: `pattern` on strings.
+        formats: The `format` values understood (`date`, `uuid`, ...).
+        numeric_bounds: `minimum`, `maximum`, their exclusive forms and `multipleOf`.
+        string_lengths: `minLength` / `maxLength`.
+        array_lengths: `minItems` / `maxItems`.
+        refs: Local `$ref`s into the schema's own `$defs` (the reply schema shares its call
+            alternatives that way; without it they are repeated where used).
+    """
+
+    pattern: bool = False
+    formats: frozenset[str] = field(default_factory=frozenset)
+    numeric_bounds: bool = False
+    string_lengths: bool = True
+    array_lengths: bool = True
+    refs: bool = True
+
+    def drops(self, keyword: str, value: Any) -> bool:
+        """Whether `keyword: value` is beyond this engine."""
+        return (
+            keyword in _ALWAYS_DROPPED
+            or (keyword == "pattern" and not self.pattern)
+            or (keyword == "format" and value not in self.formats)
+            or (keyword in _NUMERIC_BOUNDS and not self.numeric_bounds)
+            or (keyword in _STRING_LENGTHS and not self.string_lengths)
+            or (keyword in _ARRAY_LENGTHS and not self.array_lengths)
+        )
+
+
+# What any engine toolwire knows takes: objects, arrays, enums, const, anyOf, lengths; no refs.
+PORTABLE = SchemaSupport()

@@ -3,66 +3,21 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import jsonschema
 import pytest
 
+from tests.constrained._shapes import (
+    AREA,
+    AREA_ARGUMENTS,
+    NO_TOOL_ARGUMENTS,
+    WEATHER,
+    WEATHER_ARGUMENTS,
+    call_schema,
+    counted,
+)
 from toolwire.constrained import PORTABLE, SchemaSupport, loosen, reply_schema
 from toolwire.types import NamedToolChoice, ToolDefinition
-
-AREA = ToolDefinition(
-    name="triangle_area",
-    description="Area of a triangle.",
-    parameters={
-        "type": "object",
-        "properties": {"base": {"type": "integer"}, "height": {"type": "number"}},
-        "required": ["base", "height"],
-    },
-)
-WEATHER = ToolDefinition(
-    name="weather",
-    description="Weather in a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string", "pattern": "^[A-Z]"}},
-        "required": ["city"],
-    },
-)
-NO_TOOL_ARGUMENTS = {
-    "type": "object",
-    "properties": {"reply": {"type": "string"}},
-    "required": ["reply"],
-    "additionalProperties": False,
-}
-AREA_ARGUMENTS = {**(AREA.parameters or {}), "additionalProperties": False}
-WEATHER_ARGUMENTS = {
-    "type": "object",
-    "properties": {"city": {"type": "string"}},
-    "required": ["city"],
-    "additionalProperties": False,
-}
-
-
-def call_schema(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {"name": {"const": name}, "arguments": arguments},
-        "required": ["name", "arguments"],
-        "additionalProperties": False,
-    }
-
-
-def counted(count: int, items: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "call_count": {"const": count},
-            "tool_calls": {"type": "array", "items": items, "minItems": count, "maxItems": count},
-        },
-        "required": ["call_count", "tool_calls"],
-        "additionalProperties": False,
-    }
 
 
 def test_auto_asks_for_the_count_then_exactly_that_many_calls_of_the_tools_or_no_tool_fits() -> None:
@@ -75,11 +30,19 @@ def test_auto_asks_for_the_count_then_exactly_that_many_calls_of_the_tools_or_no
             call_schema("no_tool_fits", NO_TOOL_ARGUMENTS),
         ]
     }
-    assert reply.schema == {"anyOf": [counted(1, items), counted(2, items)]}
+    shared = {"$ref": "#/$defs/call"}
+    assert reply.schema == {"$defs": {"call": items}, "anyOf": [counted(1, shared), counted(2, shared)]}
     assert (reply.answer_allowed, reply.max_calls, reply.no_tool) == (True, 2, "no_tool_fits")
     assert [t.name for t in reply.tools] == ["triangle_area", "weather"]
     default = reply_schema([AREA])
     assert default is not None and len(default.schema["anyOf"]) == 4  # counts 1 to MAX_CALLS
+
+
+def test_without_ref_support_each_count_repeats_the_calls() -> None:
+    reply = reply_schema([AREA], "required", max_calls=2, support=SchemaSupport(refs=False))
+    assert reply is not None
+    items = call_schema("triangle_area", AREA_ARGUMENTS)
+    assert reply.schema == {"anyOf": [counted(1, items), counted(2, items)]}
 
 
 def test_none_constrains_nothing_required_drops_no_tool_fits_a_name_keeps_one_tool() -> None:

@@ -14,6 +14,9 @@ Why this shape (measured on SmolLM2-135M-Instruct, bench/README.md "Constrained 
   what chat replies look like); choosing among tool names it matches the question to a name.
 - Within a call, `name` is a constant written before `arguments`, so the model picks the tool
   first and its arguments are then held to that tool's schema.
+- The call alternatives are written once, as `$defs.call`, and every count refers to them
+  (where the engine resolves `$ref`, `SchemaSupport.refs`): repeated per count, the tools'
+  schemas made the grammar four times their size for no change in what the model may write.
 
 `tool_choice` narrows it: `none` sends no schema at all, `required` drops `no_tool_fits`, a named
 tool leaves only that tool; `parallel_tool_calls=False` leaves only the count 1.
@@ -43,6 +46,7 @@ __all__ = [
 ]
 
 COUNT_KEY = "call_count"
+CALL_DEF = "call"
 CALLS_KEY = "tool_calls"
 NO_TOOL = "no_tool_fits"
 ANSWER_ARGUMENT = "reply"
@@ -95,9 +99,12 @@ def reply_schema(
         alternatives.append(_call_schema(no_tool_definition(no_tool), support))
     items = alternatives[0] if len(alternatives) == 1 else {"anyOf": alternatives}
     most = 1 if parallel_tool_calls is False else max(1, max_calls)
-    counts = [_counted(count, items) for count in range(1, most + 1)]
+    shared = most > 1 and support.refs
+    call = {"$ref": f"#/$defs/{CALL_DEF}"} if shared else items
+    counts = [_counted(count, call) for count in range(1, most + 1)]
+    schema = counts[0] if len(counts) == 1 else {"anyOf": counts}
     return ReplySchema(
-        schema=counts[0] if len(counts) == 1 else {"anyOf": counts},
+        schema={"$defs": {CALL_DEF: items}, **schema} if shared else schema,
         tools=tuple(offered),
         answer_allowed=answer_allowed,
         max_calls=most,
