@@ -1,18 +1,21 @@
 """Every tool mode side by side on BFCL against SmolLM2-135M-Instruct on llama-cpp-python's server.
 
     bash bench/setup_bfcl.sh --model          # bench/.venv-bfcl, llama-cpp-python built once
-    bench/.venv-bfcl/bin/python bench/bfcl_modes.py [--limit 50] [--modes native,text,auto,constrained]
+    bench/.venv-bfcl/bin/python bench/bfcl_modes.py [--limits simple_python=100,multiple=50,...]
+        [--modes native,text,auto,constrained] [--chunk 10] [--threads 1] [--resume] [--report]
 
 Two servers on free loopback ports, same GGUF, same seed: `chatml-function-calling` (its tool
 parser) for native and auto, plain `chatml` for text and constrained (the function-calling
 format HTML-escapes the text-mode prompt). Each mode runs `toolwire.evals` case by case, as
-`toolwire eval` does, and writes `bench/results/bfcl-<mode>.json`; the script prints one Markdown
-table (per mode and category: accuracy, replies parsed, calls valid, latency p50, harness
-overhead) and draws `bench/bfcl_smollm2.png`.
+`toolwire eval` does, through the `llama-cpp-python` provider (its server profile sends the
+constrained schema as `response_format: {"type": "json_object", "schema": ...}`).
 
-Until the llama-cpp-python server profile exists (issue 22), constrained mode's schema goes in
-that server's own form, `response_format: {"type": "json_object", "schema": ...}` (it refuses
-`json_schema`), through `RequestOptions.adapt`.
+The cases go in rounds of `--chunk` per category, every mode in turn, and each round is saved
+at once to `bench/results/bfcl-<mode>.json`: stopped at any time, every mode has the same cases
+done (`--resume` goes on from there). Two runs with disjoint `--modes` may share the machine's
+cores (one server each). The table (per mode and category: accuracy, replies parsed, calls
+valid, latency p50; then each mode's time and harness overhead) and `bench/bfcl_smollm2.png`
+cover the cases every mode has done.
 """
 
 from __future__ import annotations
@@ -33,10 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from toolwire.client import Client, connect_http
-from toolwire.evals import CATEGORIES, load_cases
+from toolwire.evals import load_cases
 from toolwire.evals._report import build_report, summarize, write_chart
 from toolwire.evals._runner import CaseResult, EvalMode, RequestOptions, run_case
-from toolwire.types import Request
 
 HERE = Path(__file__).resolve().parent
 SERVER_FORMAT: dict[str, str] = {
@@ -87,76 +89,119 @@ def llama_server(chat_format: str, threads: int, log: Path) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-def json_object_form(request: Request) -> Request:
-    """llama-cpp-python's form of a schema: response_format json_object with the schema beside it."""
-    if request.response_format is None or request.response_format.schema is None:
-        return request
-    wire = {"type": "json_object", "schema": request.response_format.schema}
-    return dataclasses.replace(request, response_format=None, extra={**request.extra, "response_format": wire})
+def case_plan(limits: dict[str, int], chunk: int) -> list[list[Any]]:
+    """The cases in rounds of `chunk` per category, so every mode has the same cases done at any time."""
+    per_category = {category: list(load_cases([category], limit=limit)) for category, limit in limits.items()}
+    rounds: list[list[Any]] = []
+    for start in range(0, max(limits.values()), chunk):
+        cases = [case for cases in per_category.values() for case in cases[start : start + chunk]]
+        if cases:
+            rounds.append(cases)
+    return rounds
 
 
-async def run_mode(base: str, mode: EvalMode, categories: list[str], limit: int, seed: int) -> dict[str, Any]:
-    cases = list(load_cases(categories, limit=limit))
-    options = RequestOptions(seed=seed, max_tokens=192, adapt=json_object_form)
-    client = connect_http("llamacpp:smollm2", base_url=base, timeout=300.0)
+@dataclasses.dataclass
+class ModeRun:
+    """One mode's results so far and the time it took (summed over rounds)."""
+
+    mode: EvalMode
+    results: list[CaseResult] = dataclasses.field(default_factory=list)
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+
+    def done(self) -> set[str]:
+        return {r.id for r in self.results}
+
+    def report(self, limits: dict[str, int], seed: int) -> dict[str, Any]:
+        meta = {"benchmark": "bfcl", "model": "SmolLM2-135M-Instruct Q4_1", "server": "llama-cpp-python 0.3.36",
+                "chat_format": SERVER_FORMAT[self.mode], "tool_mode": self.mode, "limits": limits,
+                "seed": seed}  # fmt: skip
+        return build_report(meta, self.results, self.wall_s, self.cpu_s)
+
+
+async def run_round(base: str, run: ModeRun, cases: list[Any], seed: int) -> None:
+    options = RequestOptions(seed=seed, max_tokens=192)
+    client = connect_http("llama-cpp-python:smollm2", base_url=base, timeout=600.0)
     assert isinstance(client, Client)
-    results: list[CaseResult] = []
+    todo = [case for case in cases if case.id not in run.done()]
     started, cpu = time.perf_counter(), time.process_time()
     async with client:
-        for i, case in enumerate(cases, 1):
-            results.append(await run_case(client, case, mode, options))
-            print(f"\r{mode}: {i}/{len(cases)}", end="", file=sys.stderr, flush=True)
+        for i, case in enumerate(todo, 1):
+            run.results.append(await run_case(client, case, run.mode, options))
+            print(f"\r{run.mode}: {i}/{len(todo)}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    meta = {"benchmark": "bfcl", "model": "SmolLM2-135M-Instruct Q4_1", "server": "llama-cpp-python 0.3.36",
-            "chat_format": SERVER_FORMAT[mode], "tool_mode": mode, "limit": limit, "seed": seed}  # fmt: skip
-    return build_report(meta, results, time.perf_counter() - started, time.process_time() - cpu)
+    run.wall_s += time.perf_counter() - started
+    run.cpu_s += time.process_time() - cpu
 
 
-def markdown(reports: dict[str, dict[str, Any]]) -> str:
+def common_subset(reports: dict[str, dict[str, Any]]) -> dict[str, list[CaseResult]]:
+    """Each mode's results on the cases every mode has done (an interrupted run stops mid-round)."""
+    ids = set.intersection(*({r["id"] for r in report["results"]} for report in reports.values()))
+    return {mode: [CaseResult(**r) for r in report["results"] if r["id"] in ids] for mode, report in reports.items()}
+
+
+def markdown(reports: dict[str, dict[str, Any]], subset: dict[str, list[CaseResult]]) -> str:
     lines = [
         "| mode | category | cases | accuracy | parsed | calls valid | latency p50 |",
         "|---|---|---|---|---|---|---|",
     ]
-    for mode, report in reports.items():
-        for s in report["summary"]:
-            valid = "-" if s["valid_share"] is None else f"{100 * s['valid_share']:.0f} % of {s['calls']}"
+    for mode, results in subset.items():
+        for s in summarize(results):
+            valid = "-" if s.valid_share is None else f"{100 * s.valid_share:.0f} % of {s.calls}"
             lines.append(
-                f"| {mode} | {s['category']} | {s['cases']} | {100 * s['accuracy']:.0f} % | "
-                f"{100 * s['parsed_share']:.0f} % | {valid} | {s['latency_p50_s']:.2f} s |"
+                f"| {mode} | {s.category} | {s.cases} | {100 * s.accuracy:.0f} % | "
+                f"{100 * s.parsed_share:.0f} % | {valid} | {s.latency_p50_s:.2f} s |"
             )
     lines.append("")
     for mode, report in reports.items():
         lines.append(
-            f"- {mode}: {report['wall_s']:.0f} s in all, harness CPU {report['harness_cpu_s']:.2f} s "
-            f"= {100 * report['harness_overhead']:.3f} % of the model's {report['model_s']:.0f} s"
+            f"- {mode}: {len(report['results'])} cases, {report['wall_s']:.0f} s in all, harness CPU "
+            f"{report['harness_cpu_s']:.2f} s = {100 * report['harness_overhead']:.3f} % "
+            f"of the model's {report['model_s']:.0f} s"
         )
     return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=50)
-    parser.add_argument("--categories", default=",".join(CATEGORIES))
+    parser.add_argument("--limits", default="simple_python=100,multiple=50,parallel=50,irrelevance=50",
+                        help="the first N cases of each category")  # fmt: skip
+    parser.add_argument("--chunk", type=int, default=10, help="cases per category per round")
     parser.add_argument("--modes", default="native,text,auto,constrained")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads per server")
+    parser.add_argument("--resume", action="store_true", help="keep the cases bench/results already holds")
     parser.add_argument("--report", action="store_true", help="no runs: table and chart from bench/results")
     args = parser.parse_args()
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    categories = args.categories.split(",")
-    reports: dict[str, dict[str, Any]] = {}
-    for mode in args.modes.split(","):
-        if args.report:
-            reports[mode] = json.loads((out / f"bfcl-{mode}.json").read_text())
-            continue
-        with llama_server(SERVER_FORMAT[mode], args.threads, out / f"server-{mode}.log") as base:
-            report = asyncio.run(run_mode(base, mode, categories, args.limit, args.seed))  # type: ignore[arg-type]
-        (out / f"bfcl-{mode}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
-        reports[mode] = report
-    print(markdown(reports))
-    runs = {mode: summarize([CaseResult(**r) for r in report["results"]]) for mode, report in reports.items()}
-    write_chart(runs, HERE / "bfcl_smollm2.png")
+    limits = {category: int(n) for category, n in (item.split("=") for item in args.limits.split(","))}
+    modes: list[EvalMode] = args.modes.split(",")
+    if not args.report:
+        runs = {mode: ModeRun(mode) for mode in modes}
+        for mode, run in runs.items():
+            saved = out / f"bfcl-{mode}.json"
+            if args.resume and saved.exists():
+                report = json.loads(saved.read_text())
+                run.results = [CaseResult(**r) for r in report["results"]]
+                run.wall_s, run.cpu_s = report["wall_s"], report["harness_cpu_s"]
+        with contextlib.ExitStack() as stack:
+            bases = {
+                chat_format: stack.enter_context(
+                    llama_server(chat_format, args.threads, out / f"server-{chat_format}.log")
+                )
+                for chat_format in sorted({SERVER_FORMAT[mode] for mode in modes})
+            }
+            for n, cases in enumerate(case_plan(limits, args.chunk), 1):
+                for mode, run in runs.items():
+                    print(f"round {n}, {mode}", file=sys.stderr)
+                    asyncio.run(run_round(bases[SERVER_FORMAT[mode]], run, cases, args.seed))
+                    report = run.report(limits, args.seed)
+                    (out / f"bfcl-{mode}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    reports = {mode: json.loads((out / f"bfcl-{mode}.json").read_text()) for mode in modes}
+    subset = common_subset(reports)
+    print(markdown(reports, subset))
+    write_chart({mode: summarize(results) for mode, results in subset.items()}, HERE / "bfcl_smollm2.png")
     return 0
 
 

@@ -26,6 +26,7 @@ from toolwire.codecs import Codec, StreamDecoder, get_codec, guarded
 from toolwire.codecs.common.wire import dumps
 from toolwire.errors import AuthenticationError, CodecError, ProviderError, StreamError, ToolwireError
 from toolwire.providers import PROVIDERS, Provider
+from toolwire.schema import PORTABLE, SchemaSupport
 from toolwire.session import Session
 from toolwire.telemetry import ChatSpan, chat_span
 from toolwire.transport import END_OF_STREAM, HttpTransport, RetryPolicy, scrub_error
@@ -363,6 +364,14 @@ class BaseClient(ABC):
         async for event in self.stream_request(request):
             yield event
 
+    @property
+    def schema_support(self) -> SchemaSupport:
+        """What the server's constrained decoding enforces of a JSON Schema (constrained tool mode).
+
+        `PORTABLE` unless the client knows its server (an HTTP client's codec profile says).
+        """
+        return PORTABLE
+
     def build_request(
         self,
         messages: str | Sequence[Message],
@@ -490,6 +499,12 @@ class Client(BaseClient):
         self.stream_url = stream_url
         self.transport = transport
         self.defaults = dict(defaults or {})
+
+    @property
+    def schema_support(self) -> SchemaSupport:
+        """What the server's constrained decoding enforces, as its codec (and server profile) says."""
+        support = getattr(self.codec, "schema_support", PORTABLE)
+        return support if isinstance(support, SchemaSupport) else PORTABLE
 
     async def complete_request(self, request: Request) -> Response:
         """Send a neutral `Request` as it is (its `model` included) and decode the reply."""

@@ -18,7 +18,7 @@ api_key_env = "MY_VLLM_KEY"            # the variable holding the key (default: 
 
 [agent]
 max_tool_turns = 10
-tool_mode = "auto"                     # native | text | auto
+tool_mode = "auto"                     # native | text | auto | constrained
 output_budget_chars = 40000
 system_prompt = "You are a careful coding agent."
 
@@ -27,7 +27,7 @@ model = "claude-*"                     # the model a client asks for (fnmatch pa
 target = "vllm:Qwen/Qwen3-8B"          # provider:model, as connect() takes it
 base_url = "http://localhost:8000/v1"  # optional
 api_key_env = "VLLM_KEY"               # optional
-tool_mode = "auto"                     # native (default) | text | auto
+tool_mode = "auto"                     # native (default) | text | auto | constrained
 
 [[route]]                              # several upstreams behind one model name
 model = "*"
@@ -83,9 +83,9 @@ __all__ = [
 
 CONFIG_NAME = "toolwire.toml"
 
-ToolMode: TypeAlias = Literal["native", "text", "auto"]
+ToolMode: TypeAlias = Literal["native", "text", "auto", "constrained"]
 """The agent's tool modes (the same as `toolwire.agent.ToolMode`, without importing the agent)."""
-TOOL_MODES: tuple[ToolMode, ...] = ("native", "text", "auto")
+TOOL_MODES: tuple[ToolMode, ...] = ("native", "text", "auto", "constrained")
 
 
 class ConfigError(ValueError):
@@ -123,7 +123,7 @@ class TargetSettings:
         target: `provider:model`, as `toolwire.connect` takes it.
         base_url: The upstream's URL (default: the provider's own).
         api_key_env: The environment variable holding the upstream key (default: the provider's).
-        tool_mode: `native`, `text` or `auto`, for this upstream.
+        tool_mode: `native`, `text`, `auto` or `constrained`, for this upstream.
         weight: Its share of a `balance` route's traffic, relative to the others'.
     """
 
@@ -143,7 +143,8 @@ class RouteSettings:
         target: `provider:model`, as `toolwire.connect` takes it (or `targets`, not both).
         base_url: The upstream's URL (default: the provider's own).
         api_key_env: The environment variable holding the upstream key (default: the provider's).
-        tool_mode: `native` (the upstream's tool API), `text` or `auto` (tools in the prompt).
+        tool_mode: `native` (the upstream's tool API), `text` or `auto` (tools in the prompt),
+            `constrained` (the reply decoded under a JSON Schema built from the tools).
         strategy: With `targets`: `fallback` (in order) or `balance` (by weight and load).
         cooldown: Seconds a target that keeps failing rests (an upstream's `Retry-After` wins).
         targets: Several upstreams (`[[route.targets]]`), instead of `target`.

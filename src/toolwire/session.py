@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequen
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from toolwire._definitions import as_definitions
+from toolwire.constrained import PORTABLE, ReplyFilter, calls_from_reply, constrained_request
 from toolwire.errors import BadRequestError
 from toolwire.textcalls import TOOL_MODES, ToolMode, calls_from_text, to_text_messages
 from toolwire.types import (
@@ -32,7 +33,7 @@ from toolwire.types import (
 if TYPE_CHECKING:
     from toolwire._definitions import ToolLike
 
-__all__ = ["ChatClient", "Session", "ask_model"]
+__all__ = ["ChatClient", "Session", "ask_model", "constrained_stream"]
 
 _T = TypeVar("_T")
 
@@ -81,11 +82,15 @@ async def ask_model(
 
     `native` sends the tools; `text` describes them in the system prompt and parses calls out
     of the reply; `auto` is native, parses the text when no native call came, and switches to
-    text for good (logged once) when the server rejects the `tools` parameter. With `emit`,
-    the reply is streamed and every event goes to `emit`. `tool_choice` goes with native
-    tools only (text mode sends none).
+    text for good (logged once) when the server rejects the `tools` parameter; `constrained`
+    has the server decode the reply under a JSON Schema built from the tools
+    (`toolwire.constrained`). With `emit`, the reply is streamed and every event goes to
+    `emit`. `tool_choice` goes with native tools, and shapes the constrained schema (text mode
+    sends none).
     """
     definitions = as_definitions(tools)
+    if mode == "constrained" and definitions:
+        return await _ask_constrained(client, messages, definitions, emit, tool_choice), mode
     if mode == "text" or not definitions:
         sent = to_text_messages(messages, definitions) if definitions else list(messages)
         response = await _call(client, sent, None, emit)
@@ -100,6 +105,45 @@ async def ask_model(
     if mode == "auto" and not response.tool_calls:
         return calls_from_text(response, definitions, "auto-text"), mode
     return response, mode
+
+
+async def _ask_constrained(
+    client: Any,
+    messages: Sequence[Message],
+    tools: list[ToolDefinition],
+    emit: Callable[[StreamEvent], None] | None,
+    tool_choice: ToolChoice | None,
+) -> Response:
+    """One reply in constrained mode: the schema in the form the client's server takes, calls read back."""
+    if emit is not None:
+        final: Response | None = None
+        async for event in constrained_stream(client, messages, tools, tool_choice):
+            if isinstance(event, Done):
+                final = event.response
+            else:
+                emit(event)
+        assert final is not None  # constrained_stream ends with Done or raises
+        return final
+    request = client.build_request(messages, tools=tools, tool_choice=tool_choice)
+    sent, reply = constrained_request(request, getattr(client, "schema_support", PORTABLE))
+    raw: Response = await client.complete_request(sent)
+    return raw if reply is None else calls_from_reply(raw, reply)[0]  # no reply schema: tool_choice "none"
+
+
+async def constrained_stream(
+    client: Any, messages: Sequence[Message], tools: Sequence[Any], tool_choice: ToolChoice | None = None
+) -> AsyncIterator[StreamEvent]:
+    """One constrained reply streamed: an answer's text as it is written, calls whole at the end, then `Done`."""
+    request = client.build_request(messages, tools=as_definitions(tools), tool_choice=tool_choice, stream=True)
+    sent, reply = constrained_request(request, getattr(client, "schema_support", PORTABLE))
+    rewrite = ReplyFilter(reply) if reply is not None else None
+    done = False
+    async for event in client.stream_request(sent):
+        for out in rewrite.feed(event) if rewrite is not None else [event]:
+            done = done or isinstance(out, Done)
+            yield out
+    if not done:
+        raise RuntimeError("The client's stream ended without a Done event.")
 
 
 async def _call(
@@ -132,7 +176,7 @@ class Session:
         client: The model to talk to.
         system: Instructions placed first in the history.
         tools: Tools offered on every turn (`ToolDefinition`s or `Tool`s).
-        tool_mode: `native`, `text` or `auto` (see `ask_model`).
+        tool_mode: `native`, `text`, `auto` or `constrained` (see `ask_model`).
 
     Attributes:
         messages: The whole history, in order (read it; append to it only between turns).
@@ -190,8 +234,13 @@ class Session:
         self.messages.extend(added)
         events: list[StreamEvent] = []
         try:
-            if self.tool_mode == "native" or not self.tools:
-                async for event in self.client.stream(self.messages, tools=self.tools or None):
+            if self.tool_mode in ("native", "constrained") or not self.tools:
+                live = (
+                    constrained_stream(self.client, self.messages, self.tools)
+                    if self.tool_mode == "constrained" and self.tools
+                    else self.client.stream(self.messages, tools=self.tools or None)
+                )
+                async for event in live:
                     if isinstance(event, Done):
                         self._record(event.response)
                     yield event

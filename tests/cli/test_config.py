@@ -113,7 +113,8 @@ def test_home_config_folder_is_used_without_xdg(tmp_path: Path, monkeypatch: pyt
         ),
         (
             '[agent]\ntool_mode = "json"\n',
-            "'agent.tool_mode' in {path!r} must be one of 'native', 'text', 'auto', got 'json' (a string).",
+            "'agent.tool_mode' in {path!r} must be one of 'native', 'text', 'auto', 'constrained', "
+            "got 'json' (a string).",
         ),
         (
             "[agent]\noutput_budget_chars = 0\n",
@@ -207,7 +208,8 @@ def test_route_tables_are_read_in_order(tmp_path: Path) -> None:
         ),
         (
             '[[route]]\nmodel = "x"\ntarget = "ollama:q"\ntool_mode = "json"\n',
-            "'tool_mode' of [[route]] 1 in {path!r} must be one of 'native', 'text', 'auto', got 'json' (a string).",
+            "'tool_mode' of [[route]] 1 in {path!r} must be one of 'native', 'text', 'auto', 'constrained', "
+            "got 'json' (a string).",
         ),
         ('route = "x"\n', "'route' in {path!r} must be an array of tables ([[route]]), got 'x' (a string)."),
     ],

@@ -99,7 +99,7 @@ def test_a_round_trip_through_a_real_server_gives_ordinary_tool_calls() -> None:
     (recorded,) = server.requests
     assert recorded.body["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "tool_reply", "schema": reply.schema},
+        "json_schema": {"name": "tool_reply", "schema": reply.schema, "strict": True},
     }
     assert "tools" not in recorded.body and "tool_choice" not in recorded.body
     decoded, found = calls_from_reply(response, reply)

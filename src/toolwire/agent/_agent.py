@@ -114,8 +114,9 @@ class Agent:
         max_tool_turns: How many turns of tool calls a run may make before it stops with `max_turns`.
         reviewer: Approves high-risk calls; `None` approves all (the caller chose the tools).
         tool_mode: `native` (API tool calling), `text` (tools in the prompt, calls parsed from
-            text), or `auto` (native, falling back to text parsing and to text mode when the
-            server rejects the `tools` parameter).
+            text), `auto` (native, falling back to text parsing and to text mode when the
+            server rejects the `tools` parameter), or `constrained` (the server decodes the
+            reply under a JSON Schema built from the tools; `toolwire.constrained`).
         output_budget_chars: When set, old tool outputs beyond this many characters are trimmed
             from the history into a cache the model can read back through two cache tools.
         context: The `ToolContext` whose deps, overrides, logger, clock and cancel signal every

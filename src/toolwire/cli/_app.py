@@ -74,9 +74,7 @@ def _add_common(parser: argparse.ArgumentParser, *, top: bool) -> None:
     group.add_argument("--model", metavar="NAME", default=default, help="the model name")
     group.add_argument("--base-url", metavar="URL", default=default, help="where the API lives")
     modes = ("native", "text", "auto", "constrained")
-    group.add_argument(
-        "--tool-mode", choices=modes, default=default, help="how tools are sent (constrained: eval only)"
-    )
+    group.add_argument("--tool-mode", choices=modes, default=default, help="how tools are sent")
     group.add_argument("--max-tool-turns", metavar="N", type=_count, default=default, help="tool turns per run")
     group.add_argument("--config", metavar="FILE", type=Path, default=default, help="read this settings file")
     group.add_argument("-y", "--yes", action="store_true", default=switch, help="approve every tool call")

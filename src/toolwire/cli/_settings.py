@@ -79,14 +79,12 @@ def resolve(args: argparse.Namespace, config: Config) -> Settings:
         hint = f"did you mean {guess[0]!r}? Use" if guess else "use"
         raise UsageError(f"Unknown provider {name!r}{source}; {hint} one of: {', '.join(known_providers())}.")
     agent = config.agent
-    if args.tool_mode == "constrained" and getattr(args, "command", None) != "eval":
-        raise UsageError("--tool-mode constrained is only in `toolwire eval` so far; use native, text or auto here.")
     return Settings(
         provider=name,
         model=args.model or section.model,
         base_url=args.base_url or section.base_url,
         api_key_env=section.api_key_env,
-        tool_mode=agent.tool_mode if args.tool_mode in (None, "constrained") else args.tool_mode,
+        tool_mode=agent.tool_mode if args.tool_mode is None else args.tool_mode,
         max_tool_turns=agent.max_tool_turns if args.max_tool_turns is None else args.max_tool_turns,
         output_budget_chars=agent.output_budget_chars,
         system_prompt=agent.system_prompt,

@@ -27,6 +27,7 @@ from toolwire.constrained._conversation import (
     constrained_request,
     render_constrained_prompt,
 )
+from toolwire.constrained._events import ReplyFilter
 from toolwire.constrained._loosen import PORTABLE, SchemaSupport, loosen
 from toolwire.constrained._reply import ConstrainedReply, parse_reply
 from toolwire.constrained._schema import (
@@ -52,6 +53,7 @@ __all__ = [
     "SCHEMA_NAME",
     "AnswerStream",
     "ConstrainedReply",
+    "ReplyFilter",
     "ReplySchema",
     "SchemaSupport",
     "argument_errors",

@@ -1,11 +1,11 @@
 """Constrained mode over a neutral request: what is sent, and how the reply comes back.
 
 The model gets no `tools` parameter. The tools are described in the system prompt, the reply
-schema goes as `Request.response_format` (each codec and server profile sends it in its own
-form), and the history is rewritten in the shape the model is asked to write: its earlier calls
-as `{"call_count": n, "tool_calls": [...]}` replies, its earlier answers as calls of the
-`no_tool_fits` pseudo-tool, tool results as user text. The history itself stays neutral; only
-what is sent changes, as in text mode.
+schema goes as `Request.response_format`, strict (each codec and server profile sends it in its
+own form: `OpenAIProfile.schema_form`), and the history is rewritten in the shape the model is
+asked to write: its earlier calls as `{"call_count": n, "tool_calls": [...]}` replies, its
+earlier answers as calls of the `no_tool_fits` pseudo-tool, tool results as user text. The
+history itself stays neutral; only what is sent changes, as in text mode.
 
 Imports `toolwire.types`, `toolwire.textcalls` (the result text shared with text mode), this
 package's modules and the standard library.
@@ -101,7 +101,7 @@ def constrained_request(request: Request, support: SchemaSupport = PORTABLE) -> 
     if reply is None:
         return dataclasses.replace(plain, messages=_as_constrained(request.messages, None)), None
     messages = _with_prompt(_as_constrained(request.messages, reply), render_constrained_prompt(reply))
-    fmt = ResponseFormat(schema=reply.schema, name=SCHEMA_NAME)
+    fmt = ResponseFormat(schema=reply.schema, name=SCHEMA_NAME, strict=True)
     return dataclasses.replace(plain, messages=messages, response_format=fmt), reply
 
 

@@ -3,8 +3,9 @@
 One request per case, sent as the mode sends it: `native` offers the tools (`tool_choice`
 auto), `text` describes them in the prompt and parses calls from the reply, `auto` is native
 and parses the text when no native call came, `constrained` sends the reply schema
-(`toolwire.constrained`). Each reply is scored by BFCL's AST rules (`check_calls`), and also
-for what toolwire promises: did it parse, and does each call match its tool's schema.
+(`toolwire.constrained`) in the form the client's server profile names. Each reply is scored by
+BFCL's AST rules (`check_calls`), and also for what toolwire promises: did it parse, and does
+each call match its tool's schema.
 
 Imports the client layer, the tool modes and this package; no I/O beyond the client's.
 """
@@ -13,12 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolwire.client import Client
-from toolwire.constrained import PORTABLE, SchemaSupport, argument_errors, calls_from_reply, constrained_request
+from toolwire.constrained import SchemaSupport, argument_errors, calls_from_reply, constrained_request
 from toolwire.errors import ToolwireError
 from toolwire.evals._bfcl_checker import check_calls
 from toolwire.evals._bfcl_data import BfclCase
@@ -36,20 +37,14 @@ class RequestOptions:
     """How every case is asked: temperature 0 and a fixed seed, for repeatable runs.
 
     Attributes:
-        support: What the server's schema engine enforces (constrained mode loosens the rest).
-        adapt: Applied to each request just before it is sent, for what a server needs and no
-            profile says yet (e.g. the schema in another `response_format` form).
+        support: What the server's schema engine enforces (constrained mode loosens the rest);
+            None takes the client's (its server profile's, `Client.schema_support`).
     """
 
     temperature: float | None = 0.0
     seed: int | None = 0
     max_tokens: int | None = 512
-    support: SchemaSupport = PORTABLE
-    adapt: Callable[[Request], Request] | None = None
-
-    def prepare(self, request: Request) -> Request:
-        """The request as sent."""
-        return self.adapt(request) if self.adapt is not None else request
+    support: SchemaSupport | None = None
 
 
 @dataclass(slots=True)
@@ -100,8 +95,8 @@ async def _ask(
     """The decoded reply, whether it parsed, the raw text and notes, for one case in `mode`."""
     request = _request(case, options, client.model)
     if mode == "constrained":
-        sent, reply = constrained_request(request, options.support)
-        raw = await client.complete_request(options.prepare(sent))
+        sent, reply = constrained_request(request, options.support or client.schema_support)
+        raw = await client.complete_request(sent)
         assert reply is not None  # every BFCL case has tools
         response, found = calls_from_reply(raw, reply)
         return response, found.parsed, raw.text, found.notes
@@ -109,10 +104,10 @@ async def _ask(
         sent = dataclasses.replace(
             request, messages=to_text_messages(request.messages, request.tools), tools=[], tool_choice=None
         )
-        raw = await client.complete_request(options.prepare(sent))
+        raw = await client.complete_request(sent)
         response = calls_from_text(raw, request.tools, "text")
     else:
-        raw = await client.complete_request(options.prepare(request))
+        raw = await client.complete_request(request)
         response = calls_from_text(raw, request.tools, "auto-text") if mode == "auto" and not raw.tool_calls else raw
     return response, _calls_parsed(response.tool_calls, case), raw.text, []
 

@@ -26,6 +26,7 @@ from toolwire.client import Client
 from toolwire.codecs import get_codec
 from toolwire.codecs.common.degradations import collect_degradations
 from toolwire.codecs.common.wire import dumps
+from toolwire.constrained import ReplyFilter, calls_from_reply
 from toolwire.errors import BadRequestError, ToolwireError
 from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._errors import GatewayError, classify
@@ -33,7 +34,7 @@ from toolwire.gateway._namespaces import namespaced_tools, with_namespaces
 from toolwire.gateway._protocols import Protocol, frame, usage_of
 from toolwire.gateway._relay import Relay, client_view
 from toolwire.gateway._routing import Route, RouteConfigError, Target
-from toolwire.gateway._textmode import CallFilter, parse_reply, text_request
+from toolwire.gateway._textmode import CallFilter, EventFilter, constrained_upstream, parse_reply, text_request
 from toolwire.types import Request, Response, StreamEvent
 
 __all__ = ["Exchange", "Start", "serve_exchange"]
@@ -330,6 +331,10 @@ async def _complete(ex: Exchange, client: Client, request: Request) -> Response:
     """One whole reply in the route's tool mode."""
     if ex.target.tool_mode == "text":
         return parse_reply(await client.complete_request(text_request(request)), request.tools, "text")
+    if ex.target.tool_mode == "constrained":
+        sent, reply = constrained_upstream(request, client.schema_support)
+        response = await client.complete_request(sent)
+        return response if reply is None else calls_from_reply(response, reply)[0]
     try:
         response = await client.complete_request(request)
     except BadRequestError as exc:
@@ -348,10 +353,11 @@ class _First:
 
 async def _open_stream(
     ex: Exchange, client: Client, request: Request
-) -> tuple[AsyncGenerator[StreamEvent, None], _First, CallFilter | None]:
+) -> tuple[AsyncGenerator[StreamEvent, None], _First, EventFilter | None]:
     """Start the upstream stream and wait for its first event (so errors still get a status)."""
     mode = ex.target.tool_mode
-    sent = text_request(request) if mode == "text" else request
+    sent, reply = constrained_upstream(request, client.schema_support) if mode == "constrained" else (request, None)
+    sent = text_request(request) if mode == "text" else sent
     decoder = client.codec.stream_decoder()
     events = cast(AsyncGenerator[StreamEvent, None], client.stream_request(sent, decoder))
     try:
@@ -365,6 +371,8 @@ async def _open_stream(
     except BaseException:
         await events.aclose()
         raise
+    if mode == "constrained":
+        return events, _First(first, decoder), ReplyFilter(reply) if reply is not None else None
     path = "text" if mode == "text" else "auto-text"
     text_filter = CallFilter(request.tools, path) if mode != "native" and request.tools else None
     return events, _First(first, decoder), text_filter

@@ -1,7 +1,7 @@
 """A translated stream: upstream neutral events in, the client protocol's framed bytes out.
 
-Each upstream event goes through the text-mode call filter (when the route parses calls out
-of text), gets its provider context packed for the client (`_carrier`), is encoded by the
+Each upstream event goes through the tool mode's filter (when the route parses calls out
+of text, or out of a constrained reply), gets its provider context packed for the client (`_carrier`), is encoded by the
 client codec's `stream_encoder()`, and is framed at once; nothing waits for the end of the
 reply. Imports codecs, the neutral types and the gateway's own tables.
 """
@@ -17,7 +17,7 @@ from toolwire.gateway._carrier import CARRIERS, pack_id, stream_reply
 from toolwire.gateway._namespaces import Namespaces, split_names
 from toolwire.gateway._protocols import Protocol as WireProtocol
 from toolwire.gateway._protocols import frame
-from toolwire.gateway._textmode import CallFilter
+from toolwire.gateway._textmode import EventFilter
 from toolwire.types import Done, Response, StreamEvent, ToolCallDelta
 
 __all__ = ["Relay", "client_view"]
@@ -45,7 +45,8 @@ class Relay:
         protocol: The client's protocol.
         model: The model name the client asked for (what its stream reports).
         decoder: The upstream decoder, for the reply so far when a call's context is packed.
-        text_filter: The text-mode call filter, when the route parses written calls.
+        text_filter: The tool mode's event filter, when the route parses written calls (text,
+            auto) or a constrained reply.
         foreign: Whether the upstream speaks another protocol (its stop words are then dropped).
         namespaces: The client's namespaced Responses tools, whose calls get their names split.
     """
@@ -55,7 +56,7 @@ class Relay:
         protocol: WireProtocol,
         model: str,
         decoder: _Snapshot,
-        text_filter: CallFilter | None,
+        text_filter: EventFilter | None,
         *,
         foreign: bool,
         namespaces: Namespaces | None = None,

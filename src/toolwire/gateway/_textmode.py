@@ -1,11 +1,17 @@
-"""Tool modes `text` and `auto` behind the gateway: native tool calls for models without a tool API.
+"""Tool modes `text`, `auto` and `constrained` behind the gateway: native tool calls for models without a tool API.
 
 The request goes upstream with the tools described in the system prompt (and past calls and
 results as text); the reply's text is parsed with `toolwire.textcalls`, and the calls found
 reach the client as native tool calls. Streamed, text that cannot be part of a call goes out
 as it arrives; from the first thing that looks like the start of a call (a `TOOL_CALL:`
 marker, a tag, a fence, a line opening with `{` or `[`), text is held until the reply ends
-and is parsed then. Imports the neutral types and `toolwire.textcalls` only.
+and is parsed then.
+
+`constrained` sends the request as `toolwire.constrained` builds it (tools in the prompt, the
+reply schema as `response_format`, in the form the upstream's profile names) and turns the
+JSON reply into native calls; streamed, `ReplyFilter` passes an answer's text on as it comes and
+the calls whole at the end. Imports the neutral types, `toolwire.textcalls` and
+`toolwire.constrained` only.
 """
 
 from __future__ import annotations
@@ -13,18 +19,29 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Protocol
 
 from toolwire.codecs.common.wire import dumps
+from toolwire.constrained import ReplySchema, SchemaSupport, constrained_request
 from toolwire.textcalls import calls_from_text, to_text_messages
 from toolwire.types import Done, Request, Response, StreamEvent, TextDelta, ToolCallDelta, ToolDefinition
 
-__all__ = ["CallFilter", "parse_reply", "text_request"]
+__all__ = ["CallFilter", "EventFilter", "constrained_upstream", "parse_reply", "text_request"]
 
 # Where a written call may begin, in any format `parse_tool_calls` reads.
 _START = re.compile(r"TOOL_CALL|\[TOOL_CALLS\]|<tool_call|<function|<\||<\uff5c|```|~~~|(?:^|\n)[ \t]*[\[{]")
 _TOOL_KEYS = frozenset({"tools", "tool_choice", "toolConfig"})
 _PROMPT_KEYS = frozenset({"system", "systemInstruction", "instructions", "contents", "messages", "input"})
+_FORMAT_KEYS = frozenset({"response_format", "format"})
 _TAIL = len("[TOOL_CALLS]")  # unsent text kept back in case a marker is split across deltas
+
+
+class EventFilter(Protocol):
+    """Rewrites one reply's stream events for a tool mode (`CallFilter`, `ReplyFilter`)."""
+
+    def feed(self, event: StreamEvent) -> list[StreamEvent]:
+        """The events to pass on for one upstream event."""
+        ...
 
 
 def text_request(request: Request) -> Request:
@@ -37,6 +54,16 @@ def text_request(request: Request) -> Request:
     extra = {k: v for k, v in extra.items() if k not in _PROMPT_KEYS}
     messages = to_text_messages(request.messages, request.tools)
     return replace(request, messages=messages, tools=[], tool_choice=None, parallel_tool_calls=None, extra=extra)
+
+
+def constrained_upstream(request: Request, support: SchemaSupport) -> tuple[Request, ReplySchema | None]:
+    """`request` as constrained mode sends it upstream, and the reply schema (None: nothing to constrain)."""
+    if not request.tools:
+        return text_request(request), None
+    # As in text mode, the client's own wire copies of the tools and the prompt would undo the
+    # rewrite; its own response format would replace the reply schema.
+    extra = {k: v for k, v in request.extra.items() if k not in _TOOL_KEYS | _PROMPT_KEYS | _FORMAT_KEYS}
+    return constrained_request(replace(request, extra=extra), support)
 
 
 def parse_reply(response: Response, tools: Sequence[ToolDefinition], path: str) -> Response:

@@ -40,8 +40,8 @@ __all__ = [
     "to_text_messages",
 ]
 
-ToolMode = Literal["native", "text", "auto"]
-TOOL_MODES: tuple[ToolMode, ...] = ("native", "text", "auto")
+ToolMode = Literal["native", "text", "auto", "constrained"]
+TOOL_MODES: tuple[ToolMode, ...] = ("native", "text", "auto", "constrained")
 RESULT_PREFIX = "TOOL_RESULT"
 
 logger = logging.getLogger("toolwire.textcalls")

@@ -30,6 +30,7 @@ from toolwire.codecs.ollama.replies import decode_response, encode_response
 from toolwire.codecs.ollama.requests import decode_request, encode_request
 from toolwire.codecs.ollama.stream_decoder import OllamaStreamDecoder
 from toolwire.codecs.ollama.stream_encoder import OllamaStreamEncoder
+from toolwire.schema import SchemaSupport
 from toolwire.types import Request, Response
 
 __all__ = ["CODEC", "OllamaCodec", "OllamaStreamDecoder"]
@@ -42,6 +43,8 @@ class OllamaCodec:
     """
 
     name: str = NAME
+    schema_support: SchemaSupport = SchemaSupport(refs=False)
+    """What `format` (a JSON Schema) enforces: the server drops nested `$ref`s (PROVIDERS.md §2.5)."""
 
     def __init__(self) -> None:
         self._warned: set[str] = set()

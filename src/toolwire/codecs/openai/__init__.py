@@ -16,6 +16,7 @@ from toolwire.codecs.openai.replies import decode_response, encode_response
 from toolwire.codecs.openai.requests import ChatRequests
 from toolwire.codecs.openai.stream_decoder import OpenAIStreamDecoder
 from toolwire.codecs.openai.stream_encoder import OpenAIStreamEncoder
+from toolwire.schema import SchemaSupport
 from toolwire.types import Request, Response
 
 __all__ = ["CODEC", "PROFILES", "OpenAICodec", "OpenAIProfile"]
@@ -38,6 +39,11 @@ class OpenAICodec:
     def encode_request(self, request: Request) -> dict[str, Any]:
         """Return the exact JSON body for `request`."""
         return self._requests.encode(request)
+
+    @property
+    def schema_support(self) -> SchemaSupport:
+        """What this server's constrained decoding enforces of a JSON Schema (its profile says)."""
+        return self.profile.schema_support
 
     def unstreamable(self, request: Request) -> str | None:
         """Why this server cannot stream `request` (its profile says so), or `None` when it can."""

@@ -17,6 +17,15 @@ hand and by `tests/e2e` against SmolLM2-135M-Instruct:
   are accepted and ignored; a reply's `usage` counts only the last generation step.
 - the format HTML-escapes message text (`"` becomes `&#34;`): text mode needs a server with a
   plain format (`--chat_format chatml`), where the prompt arrives as written.
+- a JSON Schema constraint goes as `response_format: {"type": "json_object", "schema": ...}`;
+  `json_schema` is refused (HTTP 422). Its converter (llama_grammar.py) turns `pattern`,
+  lengths, local `$ref`s and the formats date, time, date-time and uuid into grammar rules, not
+  `minimum`/`maximum` (a TODO there); a schema it cannot convert is silently decoded as any
+  JSON, so toolwire sends only what it takes.
+
+Constrained tool mode (`toolwire.constrained`) reads `schema_form` and `schema_support`: how a
+schema is sent, and what the server's engine enforces (the rest is loosened before sending and
+checked after the reply).
 """
 
 from __future__ import annotations
@@ -24,7 +33,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from toolwire.schema import PORTABLE, SchemaSupport
+
 __all__ = ["PROFILES", "OpenAIProfile"]
+
+# llama.cpp's JSON-Schema-to-grammar converters (llama-server's C++ one, llama-cpp-python's port).
+_LLAMA_CPP_GRAMMAR = SchemaSupport(pattern=True, formats=frozenset({"date", "time", "date-time", "uuid"}))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +67,11 @@ class OpenAIProfile:
         streamed_tool_choices: `all`, or `named`: a request with tools streams only when its
             choice names a tool (or is `none`); other requests are sent unstreamed and their
             reply is replayed as stream events (the client logs why, at debug level).
+        schema_form: How a `response_format` with a JSON Schema is sent: `json_schema`
+            (`{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`) or
+            `json_object` (`{"type": "json_object", "schema": ...}`, llama-cpp-python's form).
+        schema_support: What the server's constrained decoding enforces of a JSON Schema;
+            constrained tool mode loosens the rest before sending.
     """
 
     name: str
@@ -67,14 +86,33 @@ class OpenAIProfile:
     required_tool_choice: bool = True
     auto_tool_choice: bool = True
     streamed_tool_choices: Literal["all", "named"] = "all"
+    schema_form: Literal["json_schema", "json_object"] = "json_schema"
+    schema_support: SchemaSupport = PORTABLE
 
 
 PROFILES: dict[str, OpenAIProfile] = {
     # max_tokens is deprecated and rejected by reasoning models (completion_create_params.py).
     # Ids over 40 characters are rejected: "string_above_max_length" (vercel/ai #5171).
-    "openai": OpenAIProfile(name="openai", max_call_id_length=40),
+    # Structured Outputs (strict): pattern, the formats below, numeric bounds and item counts,
+    # not string lengths (platform.openai.com/docs/guides/structured-outputs, "Supported schemas").
+    "openai": OpenAIProfile(
+        name="openai",
+        max_call_id_length=40,
+        schema_support=SchemaSupport(
+            pattern=True,
+            formats=frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}),
+            numeric_bounds=True,
+            string_lengths=False,
+        ),
+    ),
     # vLLM renamed reasoning_content to reasoning and drops the old name on input (#27752, #38488).
-    "vllm": OpenAIProfile(name="vllm", max_tokens_field="max_tokens", reasoning_field="reasoning"),
+    # Its structured outputs (xgrammar, guidance) take `pattern` as a regex.
+    "vllm": OpenAIProfile(
+        name="vllm",
+        max_tokens_field="max_tokens",
+        reasoning_field="reasoning",
+        schema_support=SchemaSupport(pattern=True),
+    ),
     # llama.cpp's llama-server reads tool_choice as a string only and defaults parallel calls to
     # off (docs/function-calling.md, common_chat_tool_choice_parse_oaicompat).
     "llamacpp": OpenAIProfile(
@@ -83,6 +121,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         parallel_tool_calls_default=True,
         max_tokens_field="max_tokens",
         reasoning_field="reasoning_content",
+        schema_support=_LLAMA_CPP_GRAMMAR,
     ),
     # llama-cpp-python's server: see this module's docstring for what each flag avoids.
     "llama-cpp-python": OpenAIProfile(
@@ -92,6 +131,8 @@ PROFILES: dict[str, OpenAIProfile] = {
         empty_call_content="",
         required_tool_choice=False,
         streamed_tool_choices="named",
+        schema_form="json_object",
+        schema_support=_LLAMA_CPP_GRAMMAR,
     ),
     # vLLM started without --enable-auto-tool-choice/--tool-call-parser rejects `auto` (and tools
     # without a choice, which it reads as `auto`); `required` and named choices go through its
@@ -101,15 +142,18 @@ PROFILES: dict[str, OpenAIProfile] = {
         max_tokens_field="max_tokens",
         reasoning_field="reasoning",
         auto_tool_choice=False,
+        schema_support=SchemaSupport(pattern=True),
     ),
     # Ollama's /v1 ignores tool_choice (a TODO in openai/responses.go): a named choice is emulated
-    # by sending only that tool; reasoning comes back as `reasoning` (openai/openai.go).
+    # by sending only that tool; reasoning comes back as `reasoning` (openai/openai.go). Its
+    # schema goes to the same `format` as on /api/chat, which drops nested `$ref`s.
     "ollama-openai": OpenAIProfile(
         name="ollama-openai",
         named_tool_choice=False,
         strict_tools=False,
         max_tokens_field="max_tokens",
         reasoning_field="reasoning",
+        schema_support=SchemaSupport(refs=False),
     ),
     # Unknown servers: some reject `strict` outright (xAI, pydantic-ai #1846).
     "openai-compatible": OpenAIProfile(

@@ -112,7 +112,7 @@ class ChatRequests:
             if (value := getattr(request, option)) is not None:
                 body[option] = value
         if request.response_format is not None:
-            body["response_format"] = encode_response_format(request.response_format)
+            body["response_format"] = encode_response_format(request.response_format, self.profile.schema_form)
         return extra
 
     def _encode_tools(
@@ -222,10 +222,18 @@ def _decode_tool_choice(wire: Any) -> ToolChoice | None:
     return None
 
 
-def encode_response_format(wanted: ResponseFormat) -> dict[str, Any]:
-    """`response_format`: `json_object`, or `json_schema` with a name (required) and the schema."""
+def encode_response_format(
+    wanted: ResponseFormat, form: Literal["json_schema", "json_object"] = "json_schema"
+) -> dict[str, Any]:
+    """`response_format`: `json_object`, or `json_schema` with a name (required) and the schema.
+
+    `form="json_object"` sends a schema as `{"type": "json_object", "schema": ...}` instead
+    (llama-cpp-python's server, which refuses `json_schema`).
+    """
     if wanted.schema is None:
         return {"type": "json_object"}
+    if form == "json_object":
+        return {"type": "json_object", "schema": wanted.schema}
     spec: dict[str, Any] = {"name": wanted.name or "response", "schema": wanted.schema}
     if wanted.strict is not None:
         spec["strict"] = wanted.strict

@@ -1,0 +1,67 @@
+"""A route in `tool_mode = "constrained"`: the upstream decodes under the reply schema, the client sees tool calls.
+
+The upstream is a `ScriptedServer` answering as llama-cpp-python's server would under the
+schema (JSON text); the clients are the official SDKs, whole and streamed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from tests.gateway._clients import DRIVERS, GATEWAY_KEY, run_tool
+from tests.gateway.conftest import Gateway
+from toolwire.gateway import Route, create_app
+from toolwire.testing import ScriptedServer
+
+CALLS = {"call_count": 2, "tool_calls": [
+    {"name": "get_weather", "arguments": {"city": "Paris"}},
+    {"name": "get_time", "arguments": {"tz": "CET"}},
+]}  # fmt: skip
+ANSWER = {"call_count": 1, "tool_calls": [{"name": "no_tool_fits", "arguments": {"reply": "Sunny, and it is noon."}}]}
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def gateway(upstream: ScriptedServer) -> Iterator[Gateway]:
+    route = Route("small-model", "llama-cpp-python:smollm2", base_url=upstream.base_url, tool_mode="constrained")
+    with Gateway(create_app([route], keys=[GATEWAY_KEY])) as running:
+        yield running
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("client", ["openai", "anthropic"])
+def test_a_constrained_route_gives_sdk_clients_ordinary_tool_calls(
+    gateway: Gateway, upstream: ScriptedServer, client: str, stream: bool
+) -> None:
+    start = len(upstream.requests)
+    upstream.add(json.dumps(CALLS), json.dumps(ANSWER))
+    turns = DRIVERS[client](gateway.url, "small-model", stream, 2)
+    assert [(t.text, t.calls) for t in turns] == [
+        ("", [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]),
+        ("Sunny, and it is noon.", []),
+    ]
+    first, second = (r.body for r in upstream.requests[start:])
+    assert first["response_format"]["type"] == "json_object"
+    assert [c["properties"]["name"]["const"] for c in first["response_format"]["schema"]["$defs"]["call"]["anyOf"]] == [
+        "get_weather",
+        "get_time",
+        "no_tool_fits",
+    ]
+    assert "tools" not in first and "tool_choice" not in first
+    ids = turns[0].ids
+    assert second["messages"][-2:] == [
+        {"role": "assistant", "content": json.dumps(CALLS)},
+        {
+            "role": "user",
+            "content": f"TOOL_RESULT (result) for get_weather [{ids[0]}]:\n{run_tool('get_weather', {'city': 'Paris'})}"
+            f"\n\nTOOL_RESULT (result) for get_time [{ids[1]}]:\n{run_tool('get_time', {'tz': 'CET'})}",
+        },
+    ]
