@@ -9,6 +9,7 @@ goes to stdout, `--json` keeps every case, `--plot` draws the chart.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 
@@ -26,6 +27,10 @@ from toolwire.evals._runner import CaseResult, EvalMode, RequestOptions, run_cas
 
 __all__ = ["eval_command"]
 
+CASE_TIMEOUT_S = 900.0
+"""How long one case may wait for its whole (unstreamed) reply: a local model on a busy CPU takes
+minutes, and a case cut by the client's usual 60 s would be scored as the model's failure."""
+
 
 def eval_command(settings: Settings, args: argparse.Namespace) -> int:
     """Run the benchmark, print the table; exit status 0 whatever the score."""
@@ -33,6 +38,8 @@ def eval_command(settings: Settings, args: argparse.Namespace) -> int:
     cases = _cases(args)
     options = RequestOptions(temperature=0.0, seed=args.seed, max_tokens=args.max_tokens)
     err = Console(stderr=True, highlight=False)
+    if settings.timeout is None:
+        settings = dataclasses.replace(settings, timeout=CASE_TIMEOUT_S)
     with open_model(settings) as model:
         if not isinstance(model.client, Client):
             raise UsageError(f"toolwire eval needs an HTTP provider; {settings.provider!r} is not one.")
