@@ -240,3 +240,26 @@ def test_the_readmes_try_it_now_works_as_written(tmp_path: Path) -> None:
         answer = httpx2.post(gateway.url + "/v1/chat/completions", json=body)
     fragment = expected.removeprefix("# ... ").removesuffix(" ...")
     assert fragment in answer.text
+
+
+def test_toolwire_run_reaches_a_gateway_by_the_anthropic_sdks_base_url(tmp_path: Path) -> None:
+    config = tmp_path / "toolwire.toml"
+    config.write_text(OFFLINE, encoding="utf-8")
+    work = tmp_path / "work"
+    (work / "notes").mkdir(parents=True)
+    (work / "notes" / "todo.md").write_text("- [ ] ship it\n", encoding="utf-8")
+    with ServeProcess(config) as gateway:
+        argv = ["run", "--provider", "anthropic", "--model", "demo", "--base-url", gateway.url, "--yes", "Go"]
+        env = dict(os.environ, ANTHROPIC_API_KEY="unused", NO_COLOR="1")
+        done = subprocess.run(
+            [sys.executable, "-m", "toolwire.cli", *argv],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "Done: I wrote SUMMARY.md" in done.stdout
+    assert (work / "SUMMARY.md").read_text(encoding="utf-8") == "# Open items\n\n- [ ] ship it\n"
+    assert "POST /v1/messages model=demo route=demo* upstream=scripted:demo mode=translate" in gateway.log
