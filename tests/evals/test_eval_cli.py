@@ -164,18 +164,3 @@ def test_plot_draws_a_png_and_missing_data_says_how_to_install_it(tmp_path: Path
         "the categories are simple_python, multiple, parallel, irrelevance "
         "(data from `pip install --no-deps bfcl-eval`).\n"
     )
-
-
-def test_constrained_mode_is_refused_outside_eval_until_the_agent_takes_it(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "toolwire.cli", "run", "--tool-mode", "constrained", "hi"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=cli_env(tmp_path),
-        timeout=60,
-    )
-    assert (done.returncode, done.stderr) == (
-        2,
-        "toolwire: error: --tool-mode constrained is only in `toolwire eval` so far; use native, text or auto here.\n",
-    )

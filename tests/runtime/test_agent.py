@@ -273,7 +273,7 @@ def test_run_sync_outside_and_inside_a_loop() -> None:
 
 
 def test_bad_settings_are_clear_errors() -> None:
-    with pytest.raises(ValueError, match="tool_mode must be one of native, text, auto, got 'magic'"):
+    with pytest.raises(ValueError, match="tool_mode must be one of native, text, auto, constrained, got 'magic'"):
         Agent(ScriptedModel(), [look], tool_mode="magic")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="Two tools are named 'look'"):
         Agent(ScriptedModel(), [look, look])
