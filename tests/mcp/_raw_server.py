@@ -2,7 +2,7 @@
 
 `python _raw_server.py MODE`: `hang` never answers `initialize`; `schemas` lists a good tool
 between two with broken `inputSchema`s; `big` answers `tools/call` of `big` with `{"size": N}`
-characters of text.
+characters of text: numbered lines (`big_text`), so a test can tell every part of it apart.
 """
 
 from __future__ import annotations
@@ -23,6 +23,11 @@ TOOLS = {
 }
 
 
+def big_text(size: int) -> str:
+    """`size` characters: lines `000000001`, `000000002`, ... (ten characters each with the newline)."""
+    return "".join(f"{n:09d}\n" for n in range(1, size // 10 + 2))[:size]
+
+
 def answer(request: dict, result: dict) -> None:
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}) + "\n")
     sys.stdout.flush()
@@ -41,12 +46,13 @@ def handle(request: dict) -> None:
         answer(request, {"tools": TOOLS.get(MODE, [GOOD])})
     elif method == "tools/call":
         arguments = request["params"].get("arguments") or {}
-        text = "x" * int(arguments.get("size", 0)) if MODE == "big" else json.dumps(arguments)
+        text = big_text(int(arguments.get("size", 0))) if MODE == "big" else json.dumps(arguments)
         answer(request, {"content": [{"type": "text", "text": text}]})
     else:
         answer(request, {})
 
 
-for line in sys.stdin:
-    if line.strip():
-        handle(json.loads(line))
+if __name__ == "__main__":
+    for line in sys.stdin:
+        if line.strip():
+            handle(json.loads(line))

@@ -7,7 +7,9 @@ import base64
 import pytest
 from mcp import types
 
+from toolwire.cache import ToolOutputCache
 from toolwire.mcp import result_value, tool_risk
+from toolwire.mcp._cap import cap_result
 from toolwire.mcp._mapping import prefixed_names, safe_name
 from toolwire.mcp._serve import to_call_result
 from toolwire.tools import ToolError
@@ -94,3 +96,31 @@ def test_toolwire_results_become_mcp_content() -> None:
         types.ImageContent(data=base64.b64encode(PNG).decode(), mime_type="image/png"),
         types.TextContent(text="[image https://e/i.png]"),
     ]
+
+
+def test_results_over_the_cap_keep_their_start_and_images_and_the_whole_goes_to_the_cache() -> None:
+    cache = ToolOutputCache()
+    assert cap_result("short", 10, cache) == "short"
+    assert cap_result({"k": "v"}, 10, cache) == {"k": "v"}  # 10 characters as JSON
+    assert len(cache) == 0
+    data = cap_result({"k": "v" * 20}, 10, cache)
+    assert data == '{\n "k": "v' + _note("out_1", 10, 32, 3, 2)
+    assert cache.get("out_1") == '{\n "k": "' + "v" * 20 + '"\n}'
+    image = ImagePart(data=PNG, media_type="image/png")
+    parts = cap_result([TextPart(text="abcdef"), image, TextPart(text="ghijkl")], 10, cache)
+    assert parts == [
+        TextPart(text="abcdef"),
+        image,
+        TextPart(text="ghi"),
+        TextPart(text=_note("out_2", 10, 13, 2, 2)[1:]),
+    ]
+    assert cache.get("out_2") == "abcdef\nghijkl"
+    assert cap_result("x" * 11, None, cache) == "x" * 11
+
+
+def _note(ref: str, limit: int, size: int, lines: int, line: int) -> str:
+    return (
+        f"\n[result clipped: the first {limit} of {size} characters are shown; the whole result ({lines} lines) is "
+        f"{ref} in the tool output cache: tool_output_cache(ref_id='{ref}', offset={line}) reads on from line "
+        f"{line}, tool_output_cache_grep(ref_id='{ref}', pattern=...) searches it]"
+    )
