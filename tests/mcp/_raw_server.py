@@ -2,12 +2,15 @@
 
 `python _raw_server.py MODE`: `hang` never answers `initialize`; `schemas` lists a good tool
 between two with broken `inputSchema`s; `big` answers `tools/call` of `big` with `{"size": N}`
-characters of text: numbered lines (`big_text`), so a test can tell every part of it apart.
+characters of text: numbered lines (`big_text`), so a test can tell every part of it apart;
+`stubborn` starts a `sleep` child, names both pids on stderr, and ignores its stdin closing.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import time
 
@@ -53,6 +56,12 @@ def handle(request: dict) -> None:
 
 
 if __name__ == "__main__":
+    if MODE == "stubborn":
+        child = subprocess.Popen(["sleep", "3600"])
+        sys.stderr.write(f"server {os.getpid()} child {child.pid}\n")
+        sys.stderr.flush()
     for line in sys.stdin:
         if line.strip():
             handle(json.loads(line))
+    if MODE == "stubborn":
+        time.sleep(3600)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import re
 import subprocess
 import sys
 import time
@@ -83,6 +85,27 @@ async def test_a_message_over_the_cap_fails_that_call_with_the_cap_and_the_serve
         "less at a time (a narrower query, a smaller page)."
     )
     assert (after.kind, after.value) == ("text", "000000001\n000000002\n00000")
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+async def test_closing_a_server_that_ignores_its_stdin_closing_stops_it_and_its_children() -> None:
+    async with raw_server("stubborn") as server:
+        found = re.search(r"server (\d+) child (\d+)", server.stderr_tail())
+        assert found is not None, server.stderr_tail()
+        pids = [int(found.group(1)), int(found.group(2))]
+        assert [running(pid) for pid in pids] == [True, True]
+    for _ in range(600):  # the child is reaped by init once its parent is gone: give it time
+        if not any(running(pid) for pid in pids):
+            break
+        await asyncio.sleep(0.05)
+    assert [running(pid) for pid in pids] == [False, False]
 
 
 def test_mcp_server_answers_unreadable_requests_with_json_rpc_errors(tmp_path: Path) -> None:
