@@ -3,11 +3,10 @@
 The SDK's `stdio_client` re-joins its whole buffer with every chunk it reads, so one long line
 costs quadratic time (a 100 MB tool result was not delivered in 90 s, and stalled the event
 loop for most of a second at a time). This reader splits bytes with `LineSplitter` and parses
-each message once (on the event loop: the parser holds the GIL, a thread would not free the
-loop; the cap bounds the stall, about 0.1 s for 32 MiB). A message
-over `max_message_bytes` is dropped up to its newline without being held in memory, and the
-request it answers fails with `MESSAGE_TOO_LARGE` (its `data` holds the size and the cap); the
-session stays open for the next call.
+each message once, on the event loop (the parser holds the GIL, so a thread would not free the
+loop; the cap bounds the stall, about 0.1 s for 32 MiB). A message over `max_message_bytes` is
+dropped up to its newline without being held in memory, and the request it answers fails with
+`MESSAGE_TOO_LARGE` (its `data` holds the size and the cap); the session stays open.
 
 Everything else is the SDK's, by its own functions: the child runs in its own process group
 (session) with stderr to `errlog`, and shutdown closes stdin, waits, then kills the whole tree,
@@ -20,11 +19,12 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager
-from typing import Any, TextIO
+from typing import TextIO
 
 import anyio
 import anyio.lowlevel
 from mcp import StdioServerParameters, types
+from mcp.client._transport import TransportStreams
 from mcp.client.stdio import (
     _aclose_all,
     _create_platform_compatible_process,
@@ -71,7 +71,7 @@ class _Pending:
 @asynccontextmanager
 async def stdio_transport(
     server: StdioServerParameters, errlog: TextIO, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-) -> AsyncIterator[tuple[Any, Any]]:
+) -> AsyncIterator[TransportStreams]:
     """Start `server` and yield the `(read, write)` streams `mcp.Client` and `ClientSession` take."""
     splitter = LineSplitter(max_message_bytes)  # checks the cap before a process starts
     process = await _create_platform_compatible_process(
