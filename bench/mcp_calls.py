@@ -93,7 +93,7 @@ async def big_results(sizes_mib: list[int], timeout: float, cap_mib: int) -> Non
             worst = [0.0]
             watcher = asyncio.create_task(lag_watch(worst))
             start = time.perf_counter()
-            result = await tool.execute_raw({"size": mib << 20})
+            result = await tool.execute_raw({"size": mib << 20, "plain": True})
             took = time.perf_counter() - start
             watcher.cancel()
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

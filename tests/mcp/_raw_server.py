@@ -2,8 +2,9 @@
 
 `python _raw_server.py MODE`: `hang` never answers `initialize`; `schemas` lists a good tool
 between two with broken `inputSchema`s; `big` answers `tools/call` of `big` with `{"size": N}`
-characters of text: numbered lines (`big_text`), so a test can tell every part of it apart;
-`stubborn` starts a `sleep` child, names both pids on stderr, and ignores its stdin closing.
+characters of text: numbered lines (`big_text`), so a test can tell every part of it apart, or
+all "x" with `"plain": true` (cheap to make, for bench/mcp_calls.py); `stubborn` starts a
+`sleep` child, names both pids on stderr, and ignores its stdin closing.
 """
 
 from __future__ import annotations
@@ -49,7 +50,11 @@ def handle(request: dict) -> None:
         answer(request, {"tools": TOOLS.get(MODE, [GOOD])})
     elif method == "tools/call":
         arguments = request["params"].get("arguments") or {}
-        text = big_text(int(arguments.get("size", 0))) if MODE == "big" else json.dumps(arguments)
+        size = int(arguments.get("size", 0))
+        if MODE != "big":
+            text = json.dumps(arguments)
+        else:
+            text = "x" * size if arguments.get("plain") else big_text(size)
         answer(request, {"content": [{"type": "text", "text": text}]})
     else:
         answer(request, {})
