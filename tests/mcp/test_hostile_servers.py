@@ -78,13 +78,20 @@ async def test_a_message_over_the_cap_fails_that_call_with_the_cap_and_the_serve
         over = await big.execute_raw({"size": 2 << 20})
         after = await big.execute_raw({"size": 25})
     assert over.kind == "error"
-    # The line: 2 MiB of text whose 209,716 newlines JSON writes as two bytes each, in its envelope.
+    # The line: 2 MiB of text whose 209,715 newlines JSON writes as two bytes each, in its envelope.
     assert over.value == (
         f"MCP server 'raw-big' ({sys.executable} {RAW} big) answered tool 'big' with a message of 2306949 bytes, "
         "over the cap of 1048576 bytes on one MCP message (max_message_bytes=); the answer was dropped. Ask for "
         "less at a time (a narrower query, a smaller page)."
     )
     assert (after.kind, after.value) == ("text", "000000001\n000000002\n00000")
+
+
+async def test_the_default_cap_on_one_message_is_32_mib() -> None:
+    async with raw_server("big") as server:
+        over = await server.tools[0].execute_raw({"size": 40 << 20, "plain": True})
+    assert over.kind == "error"
+    assert "answered tool 'big' with a message of 41943122 bytes, over the cap of 33554432 bytes" in over.value
 
 
 def running(pid: int) -> bool:

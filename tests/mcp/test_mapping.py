@@ -7,12 +7,12 @@ import base64
 import pytest
 from mcp import types
 
-from toolwire.cache import ToolOutputCache
+from toolwire.cache import CACHE, ToolOutputCache
 from toolwire.mcp import result_value, tool_risk
 from toolwire.mcp._cap import cap_result
-from toolwire.mcp._mapping import prefixed_names, safe_name
+from toolwire.mcp._mapping import build_tool, prefixed_names, safe_name
 from toolwire.mcp._serve import to_call_result
-from toolwire.tools import ToolError
+from toolwire.tools import ToolContext, ToolError
 from toolwire.types import ImagePart, TextPart, ToolResult
 
 PNG = b"\x89PNG\r\n\x1a\nrest"
@@ -124,3 +124,16 @@ def _note(ref: str, limit: int, size: int, lines: int, line: int) -> str:
         f"{ref} in the tool output cache: tool_output_cache(ref_id='{ref}', offset={line}) reads on from line "
         f"{line}, tool_output_cache_grep(ref_id='{ref}', pattern=...) searches it]"
     )
+
+
+async def test_an_error_result_over_the_cap_is_clipped_too() -> None:
+    async def call(tool: str, arguments: dict[str, object]) -> types.CallToolResult:
+        return result(types.TextContent(text=f"{tool} failed: " + "e" * 30), error=True)
+
+    spec = prefixed_names([("srv", mcp_tool("t"))])[0]
+    cache = ToolOutputCache()
+    failed = await build_tool(spec, call, server_label="srv", max_result_chars=12).execute_raw(
+        {}, ToolContext(deps={CACHE.id: cache})
+    )
+    assert (failed.kind, failed.value) == ("error", "t failed: ee" + _note("out_1", 12, 40, 1, 1))
+    assert cache.get("out_1") == "t failed: " + "e" * 30
