@@ -62,9 +62,9 @@ async def test_a_16_mib_result_arrives_capped_and_whole_in_the_output_cache() ->
     whole = big_text(size)
     assert result.kind == "text"
     assert result.value == whole[:30_000] + (
-        f"\n[result clipped: the first 30000 of {size} characters are shown; the whole result (1677722 lines) is "
-        "out_1 in the tool output cache: tool_output_cache(ref_id='out_1', offset=3001) reads on from line 3001, "
-        "tool_output_cache_grep(ref_id='out_1', pattern=...) searches it]"
+        f"\n[result clipped: the first 30000 of {size} characters are shown; the whole result (1677722 lines of at "
+        "most 2000 characters) is out_1 in the tool output cache: tool_output_cache(ref_id='out_1', offset=3001) "
+        "reads on from line 3001, tool_output_cache_grep(ref_id='out_1', pattern=...) searches it]"
     )
     assert cache.get("out_1") == whole
     assert cache.read("out_1", offset=3001, limit=2) == (

@@ -118,11 +118,19 @@ def test_results_over_the_cap_keep_their_start_and_images_and_the_whole_goes_to_
     assert cap_result("x" * 11, None, cache) == "x" * 11
 
 
+def test_a_clipped_result_is_cached_in_lines_the_cache_can_show_a_piece_at_a_time() -> None:
+    cache = ToolOutputCache()
+    one_line = "a" * 2000 + "b" * 2000 + "c" * 5
+    assert cap_result(one_line + "\n\nshort", 2003, cache) == "a" * 2000 + "\nbb" + _note("out_1", 2003, 4014, 5, 2)
+    assert cache.get("out_1") == "a" * 2000 + "\n" + "b" * 2000 + "\nccccc\n\nshort"
+    assert cache.read("out_1", offset=3, limit=1) == "     3\tccccc\n[lines 3-3 of 5; use offset=4 for more]"
+
+
 def _note(ref: str, limit: int, size: int, lines: int, line: int) -> str:
     return (
-        f"\n[result clipped: the first {limit} of {size} characters are shown; the whole result ({lines} lines) is "
-        f"{ref} in the tool output cache: tool_output_cache(ref_id='{ref}', offset={line}) reads on from line "
-        f"{line}, tool_output_cache_grep(ref_id='{ref}', pattern=...) searches it]"
+        f"\n[result clipped: the first {limit} of {size} characters are shown; the whole result ({lines} lines of at "
+        f"most 2000 characters) is {ref} in the tool output cache: tool_output_cache(ref_id='{ref}', offset={line}) "
+        f"reads on from line {line}, tool_output_cache_grep(ref_id='{ref}', pattern=...) searches it]"
     )
 
 
