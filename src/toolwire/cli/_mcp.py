@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import socket
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolwire.cli._settings import Settings, UsageError
+from toolwire.cli._settings import CommandFailed, Settings, UsageError
 from toolwire.config import McpServerSettings
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def add_mcp_server_command(parser: argparse.ArgumentParser) -> None:
     """The flags of `toolwire mcp-server`."""
     parser.add_argument("--root", type=Path, default=None, metavar="DIR", help="the folder the tools work in (.)")
     # Loopback only: `exec` runs commands, and MCP over HTTP has no key of its own here.
-    http_help = "serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio"
+    http_help = "serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio (0: a free port, printed)"
     parser.add_argument("--http", type=int, default=None, metavar="PORT", help=http_help)
 
 
@@ -134,9 +135,17 @@ def mcp_server_command(settings: Settings, args: argparse.Namespace) -> int:
     if args.http is None:
         asyncio.run(serve_stdio(root))
         return 0
-    if not 0 < args.http < 65536:
-        raise UsageError(f"--http needs a port from 1 to 65535, got {args.http}.")
-    sys.stderr.write(f"toolwire: serving the standard tools in {root} at http://127.0.0.1:{args.http}/mcp\n")
+    if not 0 <= args.http < 65536:
+        raise UsageError(f"--http needs a port from 0 (any free one) to 65535, got {args.http}.")
+    listening = socket.socket()
+    try:
+        listening.bind(("127.0.0.1", args.http))
+    except OSError as exc:
+        listening.close()
+        raise CommandFailed(f"Cannot listen on 127.0.0.1:{args.http}: {exc.strerror or exc}.") from None
+    listening.listen(128)  # a client that connects on reading the line below waits, not refused
+    port = listening.getsockname()[1]
+    sys.stderr.write(f"toolwire: serving the standard tools in {root} at http://127.0.0.1:{port}/mcp\n")
     sys.stderr.flush()
-    asyncio.run(serve_http(root, port=args.http))
+    asyncio.run(serve_http(root, sock=listening))
     return 0
