@@ -94,6 +94,13 @@ async def test_the_default_cap_on_one_message_is_32_mib() -> None:
     assert "answered tool 'big' with a message of 41943122 bytes, over the cap of 33554432 bytes" in over.value
 
 
+def test_the_caps_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_message_bytes must be at least 1, got 0"):
+        MCPServer.stdio("server", max_message_bytes=0)
+    with pytest.raises(ValueError, match="max_result_chars must be at least 1 or None, got 0"):
+        MCPServer.http("http://127.0.0.1:1/mcp", max_result_chars=0)
+
+
 def running(pid: int) -> bool:
     """Whether `pid` is a live process (a zombie waiting to be reaped is not)."""
     try:
