@@ -2,7 +2,8 @@
 
 The MCP servers named by flags and the settings file are opened on the command's event loop
 before the agent is built, and closed when the command ends; their tools join the standard
-tools (a clashing name gets the server's name as a prefix). A server that fails to start ends
+tools (a clashing name gets the server's name as a prefix), with the two output-cache tools that
+a clipped MCP result points to for the rest of it. A server that fails to start ends
 the command with one line naming its command and the tail of its stderr (exit status 1).
 Kept light: `toolwire.mcp` (and the `mcp` SDK) load only when a server is configured.
 """
@@ -88,14 +89,16 @@ async def open_mcp(specs: Sequence[McpServerSettings], reserved: Iterable[str]) 
 
 @contextlib.contextmanager
 def mcp_tools(specs: Sequence[McpServerSettings], loop: Loop, reserved: Iterable[str]) -> Iterator[list[Tool]]:
-    """The servers' tools, open on `loop` for as long as the block runs (several runs share them)."""
+    """The servers' tools and the cache tools, open on `loop` for as long as the block runs (runs share them)."""
     if not specs:
         yield []
         return
+    from toolwire.cache import cache_tools
+
     stack = contextlib.AsyncExitStack()
     tools: list[Tool] = loop.run(stack.enter_async_context(open_mcp(specs, reserved)))
     try:
-        yield tools
+        yield [*tools, *cache_tools()]
     finally:
         with contextlib.suppress(Exception, KeyboardInterrupt):
             loop.run(stack.aclose())
