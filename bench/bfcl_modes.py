@@ -134,9 +134,15 @@ async def run_round(base: str, run: ModeRun, cases: list[Any], seed: int) -> Non
     run.cpu_s += time.process_time() - cpu
 
 
-def common_subset(reports: dict[str, dict[str, Any]]) -> dict[str, list[CaseResult]]:
-    """Each mode's results on the cases every mode has done (an interrupted run stops mid-round)."""
-    ids = set.intersection(*({r["id"] for r in report["results"]} for report in reports.values()))
+def common_subset(reports: dict[str, dict[str, Any]], limits: dict[str, int]) -> dict[str, list[CaseResult]]:
+    """Each mode's results on the cases every mode has done (an interrupted run stops mid-round),
+    within the first `limits[category]` cases of each category."""
+
+    def wanted(case_id: str) -> bool:
+        category, _, index = case_id.rpartition("_")
+        return int(index) < limits.get(category, 0)
+
+    ids = set.intersection(*({r["id"] for r in report["results"] if wanted(r["id"])} for report in reports.values()))
     return {mode: [CaseResult(**r) for r in report["results"] if r["id"] in ids] for mode, report in reports.items()}
 
 
@@ -172,6 +178,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads per server")
     parser.add_argument("--resume", action="store_true", help="keep the cases bench/results already holds")
     parser.add_argument("--report", action="store_true", help="no runs: table and chart from bench/results")
+    parser.add_argument("--chart", type=Path, default=HERE / "bfcl_smollm2.png", help="where the chart goes")
     args = parser.parse_args()
     out = HERE / "results"
     out.mkdir(exist_ok=True)
@@ -199,9 +206,9 @@ def main() -> int:
                     report = run.report(limits, args.seed)
                     (out / f"bfcl-{mode}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     reports = {mode: json.loads((out / f"bfcl-{mode}.json").read_text()) for mode in modes}
-    subset = common_subset(reports)
+    subset = common_subset(reports, limits)
     print(markdown(reports, subset))
-    write_chart({mode: summarize(results) for mode, results in subset.items()}, HERE / "bfcl_smollm2.png")
+    write_chart({mode: summarize(results) for mode, results in subset.items()}, args.chart)
     return 0
 
 
