@@ -101,11 +101,16 @@ def test_cut_off_arguments_are_refused_and_long_broken_ones_not_repaired() -> No
         """the arguments were cut off before their end (...'{"x": 12'); send the whole call again"""
     )
     assert decoded("{'x': 12}").arguments == {"x": 12}  # repaired: a quoting mistake, nothing guessed
-    huge = "{'x': '" + "y" * 800_000 + "'}"  # json-repair would take seconds on this
+    huge = "{'x': '" + "y" * 800_000 + "'}"  # json-repair would take seconds on this; the linear repair reads it
+    assert decoded(huge).arguments == {"x": "y" * 800_000}
+    assert decoded("{'x': 12").metadata["arguments_error"] == (  # a quoting mistake and a cut: still cut
+        """the arguments were cut off before their end (..."{'x': 12"); send the whole call again"""
+    )
+    unreadable = '{"a": 1 "x": "' + "y" * 800_000 + '"}'  # a missing comma is not guessed at in linear time
     assert (
-        decoded(huge)
+        decoded(unreadable)
         .metadata["arguments_error"]
-        .startswith("the arguments are not valid JSON (800009 characters, too long to repair)")
+        .startswith("the arguments are not valid JSON (800016 characters, too long to repair)")
     )
 
 
