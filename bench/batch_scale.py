@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from toolwire.batch import AgentRecipe, Task
-from toolwire.cli._scripted import SCRIPTED_MODEL, OfflineModel
+from toolwire.offline import SCRIPTED_MODEL, OfflineModel
 
 
 def write_tasks(path: Path, count: int) -> None:

@@ -251,3 +251,37 @@ async def test_connect_options_become_headers_and_default_params() -> None:
     assert first.body["seed"] == 7 and second.body["seed"] == 8
     assert first.request is not None and first.request.max_tokens == 99
     assert second.request is not None and second.request.max_tokens == 5
+
+
+@pytest.mark.parametrize(
+    ("provider", "suffix", "path"),
+    [
+        ("anthropic", "", "/v1/messages"),  # anthropic.Anthropic(base_url=...) adds /v1 itself
+        ("anthropic", "/v1", "/v1/messages"),
+        ("anthropic", "/v1/", "/v1/messages"),
+        ("anthropic", "/proxy", "/proxy/v1/messages"),
+        ("gemini", "", "/v1beta/models/m-1:generateContent"),  # genai's http_options base_url
+        ("gemini", "/v1beta", "/v1beta/models/m-1:generateContent"),
+        ("gemini", "/v1alpha", "/v1alpha/models/m-1:generateContent"),  # a version given is kept
+        ("openai", "", "/chat/completions"),  # the OpenAI SDK's base_url carries /v1 itself
+        ("openai", "/v1", "/v1/chat/completions"),
+        ("ollama", "", "/api/chat"),
+    ],
+)
+async def test_base_urls_work_in_the_official_sdks_form_and_with_the_version(
+    provider: str, suffix: str, path: str
+) -> None:
+    with ScriptedServer([text_reply()]) as server:
+        async with client_module.connect_http(
+            f"{provider}:m-1", api_key=KEY, base_url=server.base_url + suffix, max_retries=0
+        ) as client:
+            await client.complete(MESSAGES)
+    [recorded] = server.requests
+    assert recorded.path == path
+
+
+@pytest.mark.parametrize("url", ["localhost:8000/v1", "ftp://example.com", "http://", "127.0.0.1"])
+def test_a_base_url_that_is_not_http_is_refused_at_once(url: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        client_module.connect_http("vllm:m", base_url=url)
+    assert str(caught.value).startswith(f"base_url {url!r} for vllm is not an http(s) URL; OpenAI-compatible")

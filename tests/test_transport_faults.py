@@ -297,3 +297,31 @@ async def test_the_token_part_of_a_credential_header_is_scrubbed_when_echoed(
                 await client.complete("hi")
     assert "'Incorrect API key provided: [redacted]'" in caught.value.message
     assert echoed not in repr((caught.value.args, caught.value.body))
+
+
+@pytest.mark.parametrize(
+    ("target", "hint"),
+    [
+        (
+            "anthropic:m",
+            "give the server's root as anthropic's SDK takes it, e.g. https://api.anthropic.com; "
+            "toolwire adds /v1/messages...",
+        ),
+        (
+            "gemini:m",
+            "give the server's root as gemini's SDK takes it, e.g. https://generativelanguage.googleapis.com; "
+            "toolwire adds /v1beta/models/...",
+        ),
+        (
+            "ollama:m",
+            "give the server's root as ollama's SDK takes it, e.g. http://localhost:11434; toolwire adds /api/chat...",
+        ),
+    ],
+)
+async def test_a_404_hint_fits_the_provider(target: str, hint: str) -> None:
+    not_found = ErrorReply(status=404, body={"detail": "Not Found"})
+    with ScriptedServer([not_found]) as server:
+        async with server.connect(target, max_retries=0) as client:
+            with pytest.raises(BadRequestError) as caught:
+                await client.complete("hi")
+    assert caught.value.message.endswith(f"nothing is served at that address: check base_url ({hint}).")

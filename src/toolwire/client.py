@@ -14,7 +14,9 @@ import dataclasses
 import importlib
 import logging
 import os
+import re
 import threading
+import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -57,8 +59,10 @@ __all__ = [
     "Client",
     "Provider",
     "ToolLike",
+    "api_root",
     "as_definitions",
     "build_request",
+    "check_target",
     "connect_http",
 ]
 
@@ -141,6 +145,24 @@ def _auth_headers(provider: Provider, key: str | None) -> dict[str, str]:
     return headers
 
 
+_VERSION = re.compile(r"/v\d+(?:(?:alpha|beta)\d*)?$")
+
+
+def api_root(provider: Provider, base_url: str) -> str:
+    """The URL the provider's paths go below: `base_url`, plus the version its SDK would add.
+
+    Raises:
+        ValueError: When `base_url` is not an http(s) URL with a host.
+    """
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"base_url {base_url!r} for {provider.name} is not an http(s) URL; {provider.address_hint()}.")
+    root = base_url.rstrip("/")
+    if provider.version_segment and not _VERSION.search(parts.path.rstrip("/")):
+        root += provider.version_segment
+    return root
+
+
 def _load_codec(provider: Provider) -> Codec:
     if provider.profile is None:
         return get_codec(provider.codec)
@@ -180,16 +202,8 @@ def connect_http(
         ValueError: For an unknown provider, a missing model, base URL or option.
         AuthenticationError: When the provider needs a key and none was given or found.
     """
-    provider, model = _parse_target(target)
-    unknown = sorted(set(options) - set(_CLIENT_OPTIONS) - set(provider.options))
-    if unknown:
-        allowed = ", ".join(sorted({*_CLIENT_OPTIONS, *provider.options}))
-        raise ValueError(f"Unknown option(s) {', '.join(map(repr, unknown))} for {provider.name}; known: {allowed}.")
-    values = _option_values(provider, options)
-    url = base_url or provider.base_url
-    if url is None:
-        raise ValueError(f"{provider.name} needs base_url=..., the server's OpenAI-compatible URL ending in /v1.")
-    key = _resolve_key(provider, api_key or options.get("access_token"))
+    address = _address(target, api_key, base_url, options)
+    provider, key = address.provider, address.key
     headers = _auth_headers(provider, key) | dict(options.get("headers") or {})
     retry = RetryPolicy(
         max_retries=max_retries,
@@ -206,16 +220,58 @@ def connect_http(
         retry=retry,
         deadline=float(deadline) if deadline is not None else None,
         max_connections=options.get("max_connections", 100),
+        address_hint=provider.address_hint(),
     )
-    root = url.format(**values).rstrip("/")
     return Client(
         provider=provider,
-        model=model,
+        model=address.model,
         codec=_load_codec(provider),
         transport=transport,
+        url=address.url,
+        stream_url=address.stream_url,
+        defaults={k: options[k] for k in _PARAM_OPTIONS if k in options},
+    )
+
+
+def check_target(target: str, *, api_key: str | None = None, base_url: str | None = None, **options: Any) -> str:
+    """Check what `connect_http` would check, without building a client; return the call URL.
+
+    A gateway checks its routes at start with it, so a wrong route is said once, not per request.
+
+    Raises:
+        ValueError: For an unknown provider, a missing model, a missing or malformed base URL or option.
+        AuthenticationError: When the provider needs a key and none was given or found.
+    """
+    return _address(target, api_key, base_url, options).url
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Address:
+    provider: Provider
+    model: str
+    key: str | None
+    url: str
+    stream_url: str
+
+
+def _address(target: str, api_key: str | None, base_url: str | None, options: Mapping[str, Any]) -> _Address:
+    provider, model = _parse_target(target)
+    unknown = sorted(set(options) - set(_CLIENT_OPTIONS) - set(provider.options))
+    if unknown:
+        allowed = ", ".join(sorted({*_CLIENT_OPTIONS, *provider.options}))
+        raise ValueError(f"Unknown option(s) {', '.join(map(repr, unknown))} for {provider.name}; known: {allowed}.")
+    values = _option_values(provider, options)
+    url = base_url or provider.base_url
+    if url is None:
+        raise ValueError(f"{provider.name} needs base_url=..., the server's OpenAI-compatible URL ending in /v1.")
+    key = _resolve_key(provider, api_key or options.get("access_token"))
+    root = api_root(provider, url.format(**values))
+    return _Address(
+        provider=provider,
+        model=model,
+        key=key,
         url=root + provider.path.format(model=model, **values),
         stream_url=root + provider.stream_path.format(model=model, **values),
-        defaults={k: options[k] for k in _PARAM_OPTIONS if k in options},
     )
 
 

@@ -51,6 +51,9 @@ class Provider:
         profile: The OpenAI-compatible server profile (capability flags) for the `openai` codec.
         options: Extra `connect` options this provider reads, with their environment variables
             and defaults (`None` = required).
+        version_segment: The API version the provider's official SDK adds to the base URL it is
+            given (`/v1` for Anthropic): added to a base URL that names no version of its own, so
+            the SDK's form (`http://127.0.0.1:4000`) and the full one (`.../v1`) both work.
     """
 
     name: str
@@ -66,6 +69,17 @@ class Provider:
     stream_end: Callable[[dict[str, Any]], bool] | None = None
     profile: str | None = None
     options: Mapping[str, tuple[tuple[str, ...], str | None]] = field(default_factory=dict)
+    version_segment: str = ""
+
+    def address_hint(self) -> str:
+        """What a base URL for this provider looks like, for a 404 that says nothing is served there."""
+        if self.codec == "openai":
+            return "OpenAI-compatible servers usually end in /v1, e.g. http://localhost:8000/v1"
+        example = (self.base_url or "").format(location_host="us-central1-aiplatform.googleapis.com")
+        if self.version_segment:
+            example = example.removesuffix(self.version_segment)
+        added = self.version_segment + self.path.split("{", 1)[0]
+        return f"give the server's root as {self.name}'s SDK takes it, e.g. {example}; toolwire adds {added}..."
 
 
 def _openai_like(name: str, base_url: str | None, key_env: tuple[str, ...] = (), required: bool = False) -> Provider:
@@ -117,6 +131,7 @@ PROVIDERS: dict[str, Provider] = {
             key_env=("ANTHROPIC_API_KEY",),
             key_required=True,
             headers={"anthropic-version": "2023-06-01"},
+            version_segment="/v1",
         ),
         Provider(
             name="gemini",
@@ -128,6 +143,7 @@ PROVIDERS: dict[str, Provider] = {
             key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
             key_required=True,
             stream_end=_gemini_finished,
+            version_segment="/v1beta",
         ),
         Provider(
             name="vertex",
@@ -143,6 +159,7 @@ PROVIDERS: dict[str, Provider] = {
                 "project": (("GOOGLE_CLOUD_PROJECT",), None),
                 "location": (("GOOGLE_CLOUD_LOCATION",), "us-central1"),
             },
+            version_segment="/v1",
         ),
         Provider(
             name="ollama",

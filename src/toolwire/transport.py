@@ -353,9 +353,11 @@ class HttpTransport:
         retry: RetryPolicy | None = None,
         deadline: float | None = None,
         max_connections: int | None = 100,
+        address_hint: str = "OpenAI-compatible servers usually end in /v1, e.g. http://localhost:8000/v1",
     ) -> None:
         import httpx2  # noqa: F401 - fail early, at client creation, when httpx2 is missing
 
+        self.address_hint = address_hint
         self.deadline = deadline
         self.provider = provider
         self.retry = retry or RetryPolicy()
@@ -579,7 +581,7 @@ class HttpTransport:
             error.message = (
                 f"{self.provider} answered HTTP 404 for POST {response.request.url}: "
                 f"{_error_message(body, text)!r}; nothing is served at that address: check base_url "
-                "(OpenAI-compatible servers usually end in /v1, e.g. http://localhost:8000/v1)."
+                f"({self.address_hint})."
             )
             error.args = (error.message,)
         error.retry_after_header = response.headers.get("retry-after")

@@ -14,7 +14,7 @@ import pytest
 from tests.batch.test_batch import tasks_file
 from tests.cli.test_cli import cli_env
 from toolwire.batch import AgentRecipe, Task, TaskResult, read_tasks, run_batch, run_batch_ray
-from toolwire.cli._scripted import SCRIPTED_MODEL, OfflineModel
+from toolwire.offline import SCRIPTED_MODEL, OfflineModel
 
 ray = pytest.importorskip("ray", reason="Ray is not installed here (pip install 'toolwire[ray]')")
 

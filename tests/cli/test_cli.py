@@ -195,8 +195,8 @@ def test_make_demo_runs_the_tool_loop_in_every_wire_protocol(project: Path) -> N
     for wire, path in [
         ("openai", "/chat/completions"),
         ("openai-responses", "/responses"),
-        ("anthropic", "/messages"),
-        ("gemini", "/models/offline-scripted:streamGenerateContent?alt=sse"),
+        ("anthropic", "/v1/messages"),
+        ("gemini", "/v1beta/models/offline-scripted:streamGenerateContent?alt=sse"),
         ("ollama", "/api/chat"),
     ]:
         assert f"=== {wire} wire protocol ===\n$ toolwire run --provider scripted-{wire} --yes " in done.stdout

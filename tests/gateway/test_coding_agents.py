@@ -24,11 +24,8 @@ import json
 import os
 import re
 import shlex
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +52,7 @@ from tests.gateway._agents import (
     run_agent,
 )
 from tests.gateway.conftest import Gateway
+from tests.gateway.serve_process import ServeProcess
 from toolwire.gateway import Route, create_app
 from toolwire.testing import DropStream, ErrorReply, RecordedRequest, ScriptedServer, Turn, reply
 from toolwire.types import Request, SystemMessage, ToolCall, ToolResult, UserMessage
@@ -412,33 +410,18 @@ def assignments(words: list[str]) -> tuple[dict[str, str], list[str]]:
     return env, words
 
 
-class Serve:
-    """`toolwire serve` as the README starts it, in a subprocess on a free port."""
+class Serve(ServeProcess):
+    """`toolwire serve` as the README starts it, in a subprocess on the port it picks (`--port 0`)."""
 
     def __init__(self, config: Path, env: dict[str, str]) -> None:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = int(sock.getsockname()[1])
-        self.address = f"127.0.0.1:{self.port}"
         serve = readme_line("toolwire serve")
         assert serve[:4] == ["toolwire", "serve", "--config", "toolwire.toml"]
-        argv = [sys.executable, "-m", "toolwire.cli", *serve[1:3], str(config), "--port", str(self.port)]
-        self.process = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
+        super().__init__(config, *serve[4:], env=env)
 
-    def __enter__(self) -> Serve:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx2.get(f"http://{self.address}/health", timeout=5).status_code == 200:
-                    return self
-            except httpx2.HTTPError:
-                pass
-            assert self.process.poll() is None and time.monotonic() < deadline, "toolwire serve did not start"
-            time.sleep(0.05)
-
-    def __exit__(self, *exc: object) -> None:
-        self.process.send_signal(signal.SIGINT)
-        self.log = self.process.communicate(timeout=60)[1]
+    @property
+    def address(self) -> str:
+        """`127.0.0.1:<port>`, as the README's lines name the gateway."""
+        return self.url.removeprefix("http://")
 
 
 def readme_gateway(tmp_path: Path, upstream: ScriptedServer) -> Serve:

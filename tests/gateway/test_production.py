@@ -3,13 +3,9 @@ and `toolwire serve` finishing every stream in flight on SIGTERM (real subproces
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.gateway.conftest import Gateway
+from tests.gateway.serve_process import ServeProcess
 from toolwire.gateway import Route, Target, create_app
 from toolwire.testing import Delay, ErrorReply, ScriptedServer, reply
 from toolwire.types import Request, Usage
@@ -93,41 +90,21 @@ base_url = "{url}/v1"
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[object]:
-    processes: list[subprocess.Popen[str]] = []
+    started: list[ServeProcess] = []
 
     def start(upstream: ScriptedServer, *flags: str) -> tuple[subprocess.Popen[str], str]:
         config = tmp_path / "toolwire.toml"
         config.write_text(ROUTE.format(url=upstream.base_url), encoding="utf-8")
-        port = _free_port()
-        command = [sys.executable, "-m", "toolwire.cli", "serve", "--config", str(config), "--port", str(port), *flags]
-        env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
-        log = (tmp_path / f"serve-{port}.log").open("w")
-        process = subprocess.Popen(command, env=env, stderr=log, text=True)
-        log.close()  # the child holds its own copy
-        processes.append(process)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx2.get(url + "/health", timeout=5).status_code == 200:
-                    return process, url
-            except httpx2.TransportError:
-                time.sleep(0.1)
-        raise AssertionError(f"toolwire serve did not start: {(tmp_path / f'serve-{port}.log').read_text()}")
+        gateway = ServeProcess(config, *flags, log=tmp_path / f"serve-{len(started)}.log")
+        started.append(gateway)
+        gateway.start()
+        return gateway.process, gateway.url
 
     yield start
-    for process in processes:
-        if process.poll() is None:
-            process.kill()
-        process.wait(30)
+    for gateway in started:
+        gateway.stop(signal.SIGKILL, timeout=30)
 
 
 def test_sigterm_lets_50_open_streams_finish_then_exits_0(serve: object) -> None:

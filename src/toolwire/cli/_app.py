@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from toolwire.cli._settings import DEFAULT_PROVIDER, Settings, UsageError, known_providers, resolve
+from toolwire.cli._settings import DEFAULT_PROVIDER, CommandFailed, Settings, UsageError, known_providers, resolve
 from toolwire.codecs import CODEC_NAMES
 from toolwire.config import ConfigError, load_config
 from toolwire.errors import ToolwireError
@@ -150,6 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="on SIGTERM, how long requests in flight may take to finish before they are cut (default: 30)",
     )
+    serve.add_argument(
+        "--max-body-mb",
+        type=_positive_float,
+        default=32.0,
+        metavar="MB",
+        help="the largest request body accepted, in MiB; larger ones get 413 before they are read (default: 32)",
+    )
     add_mcp_server_command(command("mcp-server", "serve the standard tools to MCP clients (stdio, or --http PORT)"))
     _add_eval(command("eval", "score tool calling on a benchmark (BFCL) in one tool mode: a table, --json, --plot"))
     return parser
@@ -224,6 +231,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
 def _command(name: str) -> Command:
     """Import only the command that runs (`convert` never loads the agent, nothing loads rich early)."""
     if name == "chat":
@@ -289,7 +306,7 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
         return 130
     except (UsageError, ConfigError) as exc:
         return _fail(2, str(exc))
-    except ToolwireError as exc:
+    except (ToolwireError, CommandFailed) as exc:
         return _fail(1, str(exc))
     except Exception as exc:  # the CLI's promise: one line, never a traceback
         logger.debug("unexpected failure", exc_info=True)

@@ -61,7 +61,7 @@ def batch_command(settings: Settings, args: argparse.Namespace) -> int:
 @contextlib.contextmanager
 def _recipe(settings: Settings) -> Iterator[AgentRecipe]:
     if settings.provider in SCRIPTED_PROVIDERS:
-        from toolwire.cli._scripted import SCRIPTED_MODEL, OfflineModel
+        from toolwire.offline import SCRIPTED_MODEL, OfflineModel
 
         with OfflineModel(settings.provider, keep_requests=False) as offline:
             recipe = _from_settings(settings, offline.wire, SCRIPTED_MODEL, offline.root, offline.server.base_url)

@@ -10,23 +10,27 @@ between them because the gateway keeps no conversation state.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
 import logging
 import os
 import signal
+import socket
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from toolwire.cli._settings import Settings, UsageError
+from toolwire.cli._settings import CommandFailed, Settings, UsageError
 from toolwire.config import load_config
 
 __all__ = ["app_factory", "serve_command"]
 
 _CONFIG_ENV = "TOOLWIRE_SERVE_CONFIG"
 _DEBUG_ENV = "TOOLWIRE_SERVE_DEBUG"
+_MAX_BODY_ENV = "TOOLWIRE_SERVE_MAX_BODY_BYTES"
 
 
 def _is_loopback(host: str) -> bool:
@@ -41,12 +45,13 @@ def _is_loopback(host: str) -> bool:
 def app_factory() -> Any:
     """The app for one uvicorn worker process (`--workers N`), from the file the parent named."""
     from toolwire.gateway import create_app
+    from toolwire.gateway._limits import DEFAULT_MAX_BODY_BYTES
 
     path = os.environ.get(_CONFIG_ENV)
     config = load_config(Path(path) if path else None)
     debug = os.environ.get(_DEBUG_ENV) == "1"
     _log_requests(debug)
-    return create_app(config, debug=debug)
+    return create_app(config, debug=debug, max_body_bytes=int(os.environ.get(_MAX_BODY_ENV, DEFAULT_MAX_BODY_BYTES)))
 
 
 def _log_requests(debug: bool) -> None:
@@ -61,11 +66,12 @@ def _log_requests(debug: bool) -> None:
 
 
 def serve_command(settings: Settings, args: argparse.Namespace) -> int:
-    """Check the settings, then serve until interrupted."""
+    """Check the settings and every route, say what is served where, then serve until interrupted."""
     try:
         import uvicorn
+        from uvicorn.supervisors import Multiprocess
 
-        from toolwire.gateway import create_app, gateway_keys
+        from toolwire.gateway import RouteConfigError, Router, create_app, gateway_keys
         from toolwire.gateway._slow_clients import header_deadline_protocol
     except ModuleNotFoundError as exc:
         raise UsageError(
@@ -75,21 +81,27 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
     if not config.routes:
         where = f"{config.path}" if config.path else "no toolwire.toml was found"
         raise UsageError(f"No [[route]] tables ({where}); add one per model pattern (see toolwire serve --help).")
-    if not gateway_keys() and not _is_loopback(args.host):
+    keys = gateway_keys()
+    if not keys and not _is_loopback(args.host):
         raise UsageError(
             f"Refusing to serve on {args.host!r} without gateway keys; set TOOLWIRE_GATEWAY_KEYS "
             "(comma-separated) or bind a loopback address such as 127.0.0.1."
         )
+    try:
+        routes = Router(config.routes).check()
+    except (RouteConfigError, ValueError) as exc:
+        raise CommandFailed(str(exc)) from None
     debug = bool(args.debug)
+    max_body_bytes = int(args.max_body_mb * 1024 * 1024)
     _log_requests(debug)
     options: dict[str, Any] = {
-        "host": args.host,
-        "port": args.port,
         "access_log": False,
         "log_level": "warning",
         "timeout_graceful_shutdown": args.drain_timeout,
         "http": header_deadline_protocol(),  # slow-header clients are cut off; see gateway/_slow_clients
     }
+    listening = _listen(args.host, args.port)
+    _banner(listening, routes, keys=bool(keys), workers=args.workers, max_body_mb=args.max_body_mb)
     # uvicorn drains on SIGTERM, then raises the signal again for whoever handled it before:
     # a handler that does nothing makes a drained shutdown exit 0.
     signal.signal(signal.SIGTERM, lambda number, frame: None)
@@ -97,11 +109,47 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
         if config.path is not None:
             os.environ[_CONFIG_ENV] = str(config.path)
         os.environ[_DEBUG_ENV] = "1" if debug else "0"
-        with _shared_metrics():
-            uvicorn.run("toolwire.cli._serve:app_factory", factory=True, workers=args.workers, **options)
+        os.environ[_MAX_BODY_ENV] = str(max_body_bytes)
+        factory = uvicorn.Config("toolwire.cli._serve:app_factory", factory=True, workers=args.workers, **options)
+        with _shared_metrics(), contextlib.suppress(KeyboardInterrupt):
+            Multiprocess(factory, sockets=[listening]).run()
     else:
-        uvicorn.run(create_app(config, debug=debug), **options)
+        app = create_app(config, debug=debug, max_body_bytes=max_body_bytes)
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a foreground gateway stops
+            uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[listening])
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before the banner so it names the real port (`--port 0`)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind((host, port))
+    except OSError as exc:
+        listening.close()
+        raise CommandFailed(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.") from None
+    listening.listen(2048)  # connections made as soon as the banner is read wait for the server
+    listening.set_inheritable(True)  # --workers: each worker process serves the same socket
+    return listening
+
+
+def _banner(listening: socket.socket, routes: list[str], *, keys: bool, workers: int, max_body_mb: float) -> None:
+    """What a person starting the gateway wants to see: where, which routes go where, and how it is guarded."""
+    host, port = listening.getsockname()[:2]
+    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    guard = "gateway keys on" if keys else "gateway keys off: loopback only"
+    plural = "s" if workers != 1 else ""
+    lines = [
+        f"toolwire gateway at {url} - {workers} worker{plural}, {guard}, bodies up to {max_body_mb:g} MiB",
+        "routes, first match wins:",
+        *(f"  {line}" for line in routes),
+        "clients: /v1/chat/completions, /v1/responses, /v1/messages, /v1beta/models/..., /api/chat "
+        "(and /v1/models, /health, /metrics)",
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
 
 
 @contextmanager

@@ -17,27 +17,30 @@ from typing import Any
 
 from toolwire.client import PROVIDERS
 from toolwire.config import Config, McpServerSettings, ProviderSettings, ToolMode
+from toolwire.offline import SCRIPTED_PROVIDERS
 
-__all__ = ["COPILOT", "DEFAULT_PROVIDER", "SCRIPTED_PROVIDERS", "Settings", "UsageError", "known_providers", "resolve"]
+__all__ = [
+    "COPILOT",
+    "DEFAULT_PROVIDER",
+    "SCRIPTED_PROVIDERS",
+    "CommandFailed",
+    "Settings",
+    "UsageError",
+    "known_providers",
+    "resolve",
+]
 
 DEFAULT_PROVIDER = "scripted"
 
-# `scripted-<wire>` runs the offline scripted model in one wire protocol; each maps to the provider
-# whose paths and codec the scripted server speaks.
 COPILOT = "copilot"  # the GitHub Copilot CLI, driven as a child process (toolwire.copilot)
-
-SCRIPTED_PROVIDERS: dict[str, str] = {
-    "scripted": "openai",
-    "scripted-openai": "openai",
-    "scripted-openai-responses": "openai-responses",
-    "scripted-anthropic": "anthropic",
-    "scripted-gemini": "gemini",
-    "scripted-ollama": "ollama",
-}
 
 
 class UsageError(Exception):
     """A command line or settings combination that cannot work (exit status 2)."""
+
+
+class CommandFailed(Exception):
+    """A command could not start or finish for a reason the message names (exit status 1)."""
 
 
 @dataclass(frozen=True, slots=True)

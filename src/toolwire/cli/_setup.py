@@ -11,10 +11,10 @@ from typing import Any, cast
 
 from toolwire._connect import connect
 from toolwire.agent import Agent
-from toolwire.cli._scripted import OfflineModel
 from toolwire.cli._settings import COPILOT, SCRIPTED_PROVIDERS, Settings, UsageError
 from toolwire.client import PROVIDERS, BaseClient, connect_http
 from toolwire.errors import AuthenticationError
+from toolwire.offline import OfflineModel
 from toolwire.reviewers import Reviewer
 from toolwire.stdtools import ROOT, standard_tools
 from toolwire.tools import Tool, ToolContext

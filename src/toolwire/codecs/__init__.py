@@ -10,6 +10,7 @@ What every codec shares lives in `common/`. Codecs never import each other.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import Any
 
@@ -31,10 +32,15 @@ CODEC_NAMES: tuple[str, ...] = tuple(sorted(_MODULES))
 
 def get_codec(name: str) -> Codec:
     """Return the codec for a wire format: one of `CODEC_NAMES`."""
-    module_name = _MODULES.get(name)
-    if module_name is None:
+    if name not in _MODULES:
         raise ValueError(f"Unknown codec {name!r}; known codecs: {', '.join(CODEC_NAMES)}.")
-    return guarded(importlib.import_module(module_name).CODEC)
+    return _guarded_codec(name)
+
+
+@functools.cache
+def _guarded_codec(name: str) -> Codec:
+    """One guarded codec per wire format: codecs keep no state, and a gateway asks per request."""
+    return guarded(importlib.import_module(_MODULES[name]).CODEC)
 
 
 def guarded(codec: Any) -> Codec:

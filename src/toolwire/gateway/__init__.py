@@ -12,12 +12,13 @@ plus starlette and anyio (the `serve` extra); nothing in toolwire's core imports
 from __future__ import annotations
 
 from toolwire.gateway._app import KEYS_ENV, HasRoutes, create_app, gateway_keys
-from toolwire.gateway._routing import Route, RouteLike, Router, RoutingError, Target
+from toolwire.gateway._routing import Route, RouteConfigError, RouteLike, Router, RoutingError, Target
 
 __all__ = [
     "KEYS_ENV",
     "HasRoutes",
     "Route",
+    "RouteConfigError",
     "RouteLike",
     "Router",
     "RoutingError",

@@ -17,11 +17,15 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from toolwire.client import Client, connect_http
+from toolwire.client import Client, check_target, connect_http
 from toolwire.errors import ToolwireError
+from toolwire.offline import SCRIPTED_PROVIDERS
 from toolwire.textcalls import TOOL_MODES, ToolMode
+
+if TYPE_CHECKING:
+    from toolwire.offline import OfflineModel
 
 __all__ = [
     "STRATEGIES",
@@ -79,6 +83,13 @@ class RouteLike(Protocol):
     def targets(self) -> Sequence[TargetLike]: ...
 
 
+_ROUTE_TERMS = (
+    ("pass api_key=... to connect() or set", "set api_key_env in the route, or"),
+    ("needs base_url=...,", "needs base_url in the route,"),
+)
+"""The client layer's hints in the words of a `[[route]]` table."""
+
+
 class RoutingError(LookupError):
     """No route matches the requested model (the message names the model and the patterns)."""
 
@@ -92,7 +103,8 @@ class Target:
     """One upstream of a route, its client once built, and how it has been doing.
 
     Attributes:
-        target: `provider:model` for `toolwire.connect`.
+        target: `provider:model` for `toolwire.connect`, or `scripted[-<wire>]:<name>` for the
+            offline scripted model (`toolwire.offline`, started in-process on first use).
         base_url: The upstream URL (default: the provider's).
         api_key_env: The variable holding the upstream key (default: the provider's own).
         tool_mode: `native`, `text` or `auto`; `auto` turns into `text` for good when the
@@ -115,6 +127,7 @@ class Target:
     resting_until: float = 0.0
     _credit: float = field(default=0.0, repr=False)  # smooth weighted round robin
     _client: Client | None = field(default=None, repr=False)
+    _offline: OfflineModel | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.tool_mode not in TOOL_MODES:
@@ -153,30 +166,70 @@ class Target:
         The gateway never retries a target: the client that called it has its own retry policy,
         and an upstream 429 must reach it (or the next target) instead of being slept on here.
         """
+        if self._client is None and self.offline:
+            self._client = self._start_offline()
         if self._client is None:
-            key = os.environ.get(self.api_key_env) if self.api_key_env else None
-            if self.api_key_env and not key:
-                raise RouteConfigError(
-                    f"Route {route!r}: the variable {self.api_key_env} holding the key of {self.target!r} is not set."
-                )
             try:
                 self._client = connect_http(
                     self.target,
-                    api_key=key,
+                    api_key=self._key(route),
                     base_url=self.base_url,
                     timeout=self.timeout,
                     max_retries=0,
                     max_connections=None,  # one per request in flight: 1,000 streams need 1,000
                 )
             except (ValueError, ToolwireError) as exc:
-                raise RouteConfigError(f"Route {route!r} cannot reach {self.target!r}: {exc}") from None
+                raise self._unreachable(route, exc) from None
         return self._client
 
+    def check(self, route: str) -> str:
+        """What `client` would refuse, found without building anything; else where requests go.
+
+        Raises:
+            RouteConfigError: Naming the route and what is wrong (provider, key, base URL).
+        """
+        if self.offline:
+            return "offline scripted model, in-process, no key"
+        try:
+            return check_target(self.target, api_key=self._key(route), base_url=self.base_url)
+        except (ValueError, ToolwireError) as exc:
+            raise self._unreachable(route, exc) from None
+
+    def _key(self, route: str) -> str | None:
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        if self.api_key_env and not key:
+            raise RouteConfigError(
+                f"Route {route!r}: the variable {self.api_key_env} holding the key of {self.target!r} is not set."
+            )
+        return key
+
+    def _unreachable(self, route: str, exc: Exception) -> RouteConfigError:
+        said = exc.message if isinstance(exc, ToolwireError) else str(exc)
+        for hint, in_a_route in _ROUTE_TERMS:
+            said = said.replace(hint, in_a_route)
+        return RouteConfigError(f"Route {route!r} cannot reach {self.target!r}: {said}")
+
+    @property
+    def offline(self) -> bool:
+        """Whether the target is the offline scripted model (no network, no key)."""
+        return self.target.partition(":")[0] in SCRIPTED_PROVIDERS
+
+    def _start_offline(self) -> Client:
+        from toolwire.offline import OfflineModel
+
+        self._offline = OfflineModel(self.target.partition(":")[0], keep_requests=False).__enter__()
+        return self._offline.connect(
+            self.target_model or "offline-scripted", timeout=self.timeout, max_retries=0, max_connections=None
+        )
+
     async def aclose(self) -> None:
-        """Close the upstream connections."""
+        """Close the upstream connections (and stop the offline model)."""
         client, self._client = self._client, None
+        offline, self._offline = self._offline, None
         if client is not None:
             await client.aclose()
+        if offline is not None:
+            offline.__exit__(None, None, None)
 
 
 @dataclass(slots=True, eq=False)
@@ -286,6 +339,18 @@ class Router:
     def patterns(self) -> str:
         """The configured patterns, for messages."""
         return ", ".join(repr(r.model) for r in self.routes)
+
+    def check(self) -> list[str]:
+        """Every target checked as its first request would: one line per route, `route -> target (where)`.
+
+        Raises:
+            RouteConfigError: For the first target that cannot work, naming its route.
+        """
+        lines = []
+        for route in self.routes:
+            for target in route.targets:
+                lines.append(f"{route.model} -> {target.target} ({target.check(route.model)})")
+        return lines
 
     def listed_models(self) -> Sequence[tuple[str, Route]]:
         """Model names a client can pick from `/v1/models`: the patterns without wildcards."""

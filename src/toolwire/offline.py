@@ -1,10 +1,16 @@
-"""The offline scripted model: the CLI's built-in provider when nothing else is configured.
+"""The offline scripted model: the CLI's built-in provider, and a gateway route target, with no key.
 
 A `ScriptedServer` from `toolwire.testing` runs in-process on 127.0.0.1 and answers in one
-wire protocol with a fixed plan over a small demo folder: look around (parallel `glob` and
-`read`), write a summary (`write`, high risk), search the code (`grep`), then answer. The
-plan restarts at every new prompt, so `chat` works too. When the request carries no `tools`
-(text mode) the same calls are written as `TOOL_CALL:` lines for the text parser.
+wire protocol with a fixed plan. Offered toolwire's standard tools (the CLI's agent), it works
+over a small demo folder: look around (parallel `glob` and `read`), write a summary (`write`,
+high risk), search the code (`grep`), then answer. The plan restarts at every new prompt, so
+`chat` works too. When the tools are described in the prompt instead (text mode) the same calls
+are written as `TOOL_CALL:` lines for the text parser.
+
+Offered other tools (a client of `toolwire serve`), it calls the first one with example
+arguments built from its parameters, then answers with what the tool returned; asked without
+tools, it answers in one line. Either way a client sees every step of a tool-calling loop
+without a model.
 """
 
 from __future__ import annotations
@@ -16,27 +22,40 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
-from toolwire.cache import output_text
-from toolwire.cli._settings import SCRIPTED_PROVIDERS
-from toolwire.client import Client
-from toolwire.testing import ScriptedServer, reply
-from toolwire.textcalls import TOOL_CALL_PREFIX
+from toolwire.textcalls import TOOL_CALL_PREFIX, result_text
 from toolwire.types import (
     AssistantMessage,
     Message,
     Request,
     Response,
+    SystemMessage,
     TextPart,
     ToolCall,
+    ToolDefinition,
     ToolResult,
     UserMessage,
 )
 
-__all__ = ["SCRIPTED_MODEL", "OfflineModel"]
+if TYPE_CHECKING:
+    from toolwire.client import Client
+
+__all__ = ["SCRIPTED_MODEL", "SCRIPTED_PROVIDERS", "OfflineModel"]
 
 SCRIPTED_MODEL = "offline-scripted"
+
+SCRIPTED_PROVIDERS: dict[str, str] = {
+    "scripted": "openai",
+    "scripted-openai": "openai",
+    "scripted-openai-responses": "openai-responses",
+    "scripted-anthropic": "anthropic",
+    "scripted-gemini": "gemini",
+    "scripted-ollama": "ollama",
+}
+"""`scripted-<wire>` runs the offline model in one wire protocol: the provider whose paths and codec it speaks."""
+
+_DEMO_TOOLS = frozenset({"glob", "read", "write", "grep"})
 
 _DEMO_FILES = {
     "README.md": "# Demo project\n\nA tiny project for toolwire's offline demo.\n",
@@ -61,6 +80,8 @@ class OfflineModel:
     """
 
     def __init__(self, provider: str, *, keep_requests: bool = True) -> None:
+        from toolwire.testing import ScriptedServer
+
         self.wire = SCRIPTED_PROVIDERS[provider]
         self._folder = tempfile.TemporaryDirectory(prefix="toolwire-demo-")
         self.root = Path(self._folder.name)
@@ -79,9 +100,9 @@ class OfflineModel:
         self.server.stop()
         self._folder.cleanup()
 
-    def connect(self) -> Client:
-        """A real HTTP client for the server, in this model's wire protocol."""
-        return self.server.connect(f"{self.wire}:{SCRIPTED_MODEL}")
+    def connect(self, model: str = SCRIPTED_MODEL, **options: Any) -> Client:
+        """A real HTTP client for the server, in this model's wire protocol (`connect_http` options)."""
+        return self.server.connect(f"{self.wire}:{model}", **options)
 
     def describe(self) -> str:
         """One line saying plainly what this is."""
@@ -96,13 +117,26 @@ class OfflineModel:
         return f"the scripted server answered {len(self.server.requests)} HTTP requests (POST {', '.join(paths)})"
 
     def _respond(self, request: Request) -> Response:
+        from toolwire.testing import reply
+
         prompt, step, outputs = _progress(request.messages)
-        text, calls = _STEPS[min(step, len(_STEPS) - 1)](prompt, outputs)
+        in_prompt = not request.tools and _tools_in_prompt(request)
+        if in_prompt or _DEMO_TOOLS <= {t.name for t in request.tools}:
+            text, calls = _STEPS[min(step, len(_STEPS) - 1)](prompt, outputs)
+        else:
+            text, calls = _any_tools(prompt, outputs, request.tools)
         ids = [ToolCall(id=f"call_{len(request.messages)}_{i}", name=n, arguments=a) for i, (n, a) in enumerate(calls)]
-        if request.tools or not ids:
+        if not in_prompt or not ids:
             return reply(text, ids)
         lines = [TOOL_CALL_PREFIX + json.dumps({"name": c.name, "args": c.arguments}) for c in ids]
         return reply("\n".join([text, *lines]))
+
+
+def _tools_in_prompt(request: Request) -> bool:
+    """Whether tools are described in the prompt (text mode), as the model would read them."""
+    return any(
+        TOOL_CALL_PREFIX in _user_text(m) for m in request.messages if isinstance(m, SystemMessage | UserMessage)
+    )
 
 
 def _progress(messages: list[Message]) -> tuple[str, int, list[_Output]]:
@@ -115,17 +149,50 @@ def _progress(messages: list[Message]) -> tuple[str, int, list[_Output]]:
         if isinstance(message, AssistantMessage):
             step += 1
         elif isinstance(message, ToolResult):
-            outputs.append(_Output(message.name, output_text(message)))
+            outputs.append(_Output(message.name, result_text(message)))
         elif isinstance(message, UserMessage):
             outputs.extend(_text_results(_user_text(message)))
     return prompt, step, outputs
+
+
+def _any_tools(prompt: str, outputs: list[_Output], tools: list[ToolDefinition]) -> _Plan:
+    """A client's own tools: call the first once with example arguments, then say what it returned."""
+    shown = prompt if len(prompt) <= 60 else prompt[:59] + "…"
+    if outputs:
+        said = outputs[-1].text if len(outputs[-1].text) <= 200 else outputs[-1].text[:199] + "…"
+        return f"The offline scripted model called {outputs[-1].name}, which returned: {said}", []
+    if not tools:
+        return f"Hello from the offline scripted model (no model, no key). You said: {shown!r}", []
+    tool = tools[0]
+    text = f"I am the offline scripted model: I call {tool.name} with example arguments."
+    return text, [(tool.name, example_arguments(tool.parameters or {}))]
+
+
+def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments that fit a tool's parameters: each required property with a plain example value."""
+    properties = schema.get("properties") or {}
+    required = schema.get("required") or list(properties)
+    return {name: _example(properties.get(name) or {}) for name in required}
+
+
+def _example(schema: dict[str, Any]) -> Any:
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    kind = next((k for k in kind if k != "null"), "string") if isinstance(kind, list) else kind
+    if kind == "object":
+        return example_arguments(schema)
+    examples: dict[object, Any] = {"integer": 1, "number": 1.5, "boolean": True, "array": [], "null": None}
+    return examples.get(kind, "example")
 
 
 def _is_prompt(message: Message) -> bool:
     return isinstance(message, UserMessage) and not _user_text(message).startswith("TOOL_RESULT")
 
 
-def _user_text(message: UserMessage) -> str:
+def _user_text(message: SystemMessage | UserMessage) -> str:
     if isinstance(message.content, str):
         return message.content
     return "".join(p.text for p in message.content if isinstance(p, TextPart))
