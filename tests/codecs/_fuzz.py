@@ -15,6 +15,7 @@ that too must succeed or raise a `ToolwireError`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import random
@@ -173,16 +174,41 @@ def run(codec: str, count: int, seed: int = 0, *, reencoded: bool = False) -> li
     rng = random.Random(f"{codec}-{seed}")
     pool = seeds(codec)
     failures: list[str] = []
-    for _ in range(count):
-        kind, payload = rng.choice(pool)
-        if kind == "stream" and payload:
-            index = rng.randrange(len(payload))
-            payload = [*payload[:index], mutate(payload[index], rng), *payload[index + 1 :]]
-        else:
-            payload = mutate(payload, rng)
-        if (failure := _check(codec, kind, payload, reencoded)) is not None:
-            failures.append(failure)
+    with warnings_shown_again():
+        for _ in range(count):
+            kind, payload = rng.choice(pool)
+            if kind == "stream" and payload:
+                index = rng.randrange(len(payload))
+                payload = [*payload[:index], mutate(payload[index], rng), *payload[index + 1 :]]
+            else:
+                payload = mutate(payload, rng)
+            if (failure := _check(codec, kind, payload, reencoded)) is not None:
+                failures.append(failure)
     return failures
+
+
+def _warned_sets() -> dict[int, set[str]]:
+    """The once-per-process warning sets of toolwire's modules (`_warned`, `warned`)."""
+    found: dict[int, set[str]] = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith("toolwire."):
+            for key in ("_warned", "warned"):
+                value = getattr(module, key, None)
+                if isinstance(value, set):
+                    found[id(value)] = value
+    return found
+
+
+@contextlib.contextmanager
+def warnings_shown_again() -> Iterator[None]:
+    """What the fuzz warned about once is warned about again for the tests after it in this process."""
+    before = {key: (value, set(value)) for key, value in _warned_sets().items()}
+    try:
+        yield
+    finally:
+        for key, value in _warned_sets().items():
+            value.clear()
+            value.update(before[key][1] if key in before else ())
 
 
 def main() -> int:

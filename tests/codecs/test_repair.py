@@ -131,5 +131,6 @@ def test_a_long_broken_argument_string_is_repaired_not_refused() -> None:
     content = "def f(x):\n    return 'x'\n" * 3000  # 75 KB: json-repair was refused past 8 KiB
     raw = "{'path': 'a.py', 'content': " + repr(content) + ", 'overwrite': True,}"
     assert parse_arguments(raw) == ({"path": "a.py", "content": content, "overwrite": True}, {"raw_arguments": raw})
-    assert parse_arguments(raw[:-10])[1]["arguments_error"].startswith("the arguments were cut off before their end")
-    assert parse_arguments(raw[:-10], repair_cut=True)[0] == {"path": "a.py", "content": content}
+    cut = '{"path": "a.py", "content": ' + json.dumps(content) + ', "overwrite": '
+    assert parse_arguments(cut)[1]["arguments_error"].startswith("the arguments were cut off before their end")
+    assert parse_arguments(cut, repair_cut=True)[0] == {"path": "a.py", "content": content}

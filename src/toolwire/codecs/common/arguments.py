@@ -48,7 +48,7 @@ def parse_arguments(raw: Any, *, repair_cut: bool = False) -> tuple[dict[str, An
     except json.JSONDecodeError as exc:
         if exc.pos >= len(raw.rstrip()) and not repair_cut:
             return {}, _cut_off(raw)
-        return _repair_arguments(raw, repair_cut)
+        return _repair_arguments(raw)
     if isinstance(value, dict):
         return _bounded(value, raw)
     return {}, {"raw_arguments": raw, "arguments_error": _not_object(value)}
@@ -85,11 +85,11 @@ def _cut_off(raw: str) -> dict[str, Any]:
     }
 
 
-def _repair_arguments(raw: str, repair_cut: bool) -> tuple[dict[str, Any], dict[str, Any]]:
-    repaired = repair_json(raw)  # linear: quotes, Python literals, trailing commas, raw newlines, cuts
+def _repair_arguments(raw: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    # Linear: quotes, Python literals, trailing commas, raw newlines, cuts. Whether a cut may be
+    # completed was decided before (the rule json-repair was held to: the error is at the end).
+    repaired = repair_json(raw)
     if repaired is not None and isinstance(repaired.value, dict):
-        if repaired.cut and not repair_cut:
-            return {}, _cut_off(raw)
         arguments, metadata = _bounded(repaired.value, raw)
         return arguments, metadata or {"raw_arguments": raw}
     if repaired is not None:
