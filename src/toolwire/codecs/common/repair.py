@@ -70,7 +70,10 @@ def _as_json_string(token: str) -> str:
 
 
 class _Writer:
-    """The state of one pass: what was written, what is open, and what is expected next."""
+    """The state of one pass: what was written, what is open, and what is expected next.
+
+    Each `take_*` method takes one token and says whether it fits where it stands.
+    """
 
     def __init__(self) -> None:
         self.out: list[str] = []
@@ -79,74 +82,74 @@ class _Writer:
         self.comma = False  # a comma seen in `after` state, written only if a value follows
         self.member = 0  # where the current object member starts in `out` (to drop a cut one)
 
-    def value(self, text: str) -> bool:
+    def take_value(self, text: str) -> bool:
         if self.expect != "value":
             return False
-        self._flush_comma()
+        if self.comma:
+            self.out.append(",")
+            self.comma = False
         self.out.append(text)
-        self._after_value()
+        self.expect = "after" if self.open else "end"
         return True
 
-    def key(self, text: str) -> bool:
+    def take_string(self, token: str) -> bool:
         if self.expect != "key":
-            return self.value(text) if self.expect == "value" else False
+            return self.take_value(_as_json_string(token))
         self.member = len(self.out)
-        self._flush_comma()
-        self.out.append(text)
+        if self.comma:
+            self.out.append(",")
+            self.comma = False
+        self.out.append(_as_json_string(token))
         self.expect = "colon"
         return True
 
-    def punct(self, char: str) -> bool:
-        if char in "{[":
-            if self.expect != "value":
+    def take_word(self, word: str) -> bool:
+        if self.expect == "key":
+            return self.take_string('"' + word + '"')  # a bare key, as JavaScript and Python kwargs write them
+        if word in _WORDS:
+            return self.take_value(_WORDS[word])
+        return word in _NUMBERS and self.take_value(word)
+
+    def take_punct(self, char: str) -> bool:
+        if char == ",":
+            if self.expect != "after" or not self.open:
                 return False
-            self._flush_comma()
-            self.out.append(char)
-            self.open.append(char)
-            self.expect = "key" if char == "{" else "value"
+            self.comma = True
+            self.expect = "key" if self.open[-1] == "{" else "value"
             return True
-        if char in "}]":
-            return self._close(char)
         if char == ":":
             if self.expect != "colon":
                 return False
             self.out.append(":")
             self.expect = "value"
             return True
-        if self.expect != "after" or not self.open:  # a comma
+        if char in "}]":
+            return self._close(char)
+        if not self.take_value(char):  # an opener
             return False
-        self.comma = True
-        self.expect = "key" if self.open[-1] == "{" else "value"
+        self.open.append(char)
+        self.expect = "key" if char == "{" else "value"
         return True
 
     def _close(self, char: str) -> bool:
         if not self.open or (self.open[-1] == "{") != (char == "}"):
             return False
-        empty_or_trailing = self.out[-1] in ("{", "[") or self.comma
-        if self.expect not in ("after", "key" if char == "}" else "value") or (
-            self.expect != "after" and not empty_or_trailing
-        ):
-            return False
+        if self.expect != "after":
+            # `{}`, `[]`, or a trailing comma (`[1,]`): anything else before a closer is broken
+            allowed = "key" if char == "}" else "value"
+            if self.expect != allowed or not (self.comma or self.out[-1] in ("{", "[")):
+                return False
         self.comma = False  # a trailing comma is dropped
         self.out.append(char)
         self.open.pop()
-        self._after_value()
-        return True
-
-    def _flush_comma(self) -> None:
-        if self.comma:
-            self.out.append(",")
-            self.comma = False
-
-    def _after_value(self) -> None:
         self.expect = "after" if self.open else "end"
+        return True
 
     def finish(self) -> tuple[str, bool] | None:
         """The JSON text and whether the input was cut short (closers added); None if there is no value."""
         cut = bool(self.open)
         if self.expect in ("colon", "value") and self.open and self.open[-1] == "{":
             del self.out[self.member :]  # `{"a": 1, "b"` or `{"a": 1, "b":`: the cut member is left out
-            self.comma = False
         elif self.expect == "value" and not self.open:
             return None
         self.comma = False
@@ -162,6 +165,12 @@ def repair_json(text: str) -> Repaired | None:
     out) with `cut` True: the caller decides whether completing it is acceptable.
     """
     writer = _Writer()
+    take = {
+        "string": writer.take_string,
+        "number": writer.take_value,
+        "word": writer.take_word,
+        "punct": writer.take_punct,
+    }
     cut = False
     pos, end = 0, len(text)
     match = _TOKEN.match
@@ -171,14 +180,14 @@ def repair_json(text: str) -> Repaired | None:
             return None
         pos = found.end()
         kind = found.lastgroup or "space"
-        if kind in ("unclosed", "lone"):
+        if kind in take:
+            if not take[kind](found[kind]):
+                return None
+        elif kind != "space":  # a string cut off by the end of the text
             cut = True
             body = found["unclosed"]  # a lone backslash at the very end is left out
-            kind, token = "string", body + body[0]
-        else:
-            token = found[kind]
-        if not _take(writer, kind, token):
-            return None
+            if not writer.take_string(body + body[0]):
+                return None
     finished = writer.finish()
     if finished is None:
         return None
@@ -187,19 +196,3 @@ def repair_json(text: str) -> Repaired | None:
         return Repaired(json.loads(written, strict=False), cut or closed)
     except (ValueError, RecursionError):
         return None
-
-
-def _take(writer: _Writer, kind: str, token: str) -> bool:
-    if kind == "string":
-        return writer.key(_as_json_string(token))
-    if kind == "number":
-        return writer.value(token)
-    if kind == "word":
-        if writer.expect == "key":
-            return writer.key('"' + token + '"')  # a bare key, as JavaScript and Python kwargs write them
-        if token in _WORDS:
-            return writer.value(_WORDS[token])
-        return token in _NUMBERS and writer.value(token)
-    if kind == "punct":
-        return writer.punct(token)
-    return True  # whitespace up to the end
