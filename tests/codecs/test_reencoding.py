@@ -226,3 +226,21 @@ def test_lone_surrogates_in_ids_and_text_are_written_escaped_and_read_back_uncha
     assert decoded.tool_calls[0].arguments == {"q": LONE}
     with warnings_shown_again():
         reencode(decoded, [])  # and every other codec writes it too
+
+
+def test_a_strict_schema_the_target_cannot_take_is_a_codec_error_naming_the_tool() -> None:
+    # The root is a $ref to a string: decoders take it (its type is not written at the root), but
+    # strict mode needs an object there.
+    schema = {"$ref": "#/$defs/X", "$defs": {"X": {"type": "string"}}}
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": {"name": "f", "strict": True, "parameters": schema}}],
+    }
+    request = get_codec("openai").decode_request(body)
+    for codec in ("openai", "openai-responses"):
+        with pytest.raises(CodecError) as caught:
+            get_codec(codec).encode_request(request)
+        assert caught.value.message.startswith(
+            f"{codec} cannot send tool 'f': OpenAI strict mode needs an object schema at the root"
+        )

@@ -6,14 +6,17 @@ list, a text that is a number, a negative token count, a tool schema that descri
 would crash that encoder or be sent on as nonsense, so the boundary (`guard`) checks the
 neutral value and refuses it with a `CodecError` naming what is wrong. Each function returns
 the first problem as text (`messages[2] tool call 't1': name should be a string, got list`),
-or None when everything fits.
+or None when everything fits. `sendable_schema` is the encoders' side: a schema that a user
+built and the target cannot take is a `CodecError` naming the tool, as a decoder's would be.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
+from toolwire.errors import CodecError
 from toolwire.types import (
     AssistantMessage,
     ImagePart,
@@ -31,7 +34,14 @@ from toolwire.types import (
     UserMessage,
 )
 
-__all__ = ["message_problem", "request_problem", "response_problem", "schema_root_problem", "usage_problem"]
+__all__ = [
+    "message_problem",
+    "request_problem",
+    "response_problem",
+    "schema_root_problem",
+    "sendable_schema",
+    "usage_problem",
+]
 
 _CHOICES = ("auto", "none", "required")
 
@@ -120,6 +130,18 @@ def schema_root_problem(tool: ToolDefinition) -> str | None:
         f"tool {tool.name!r}: parameters should describe an object (type 'object'), got type {kind!r}; "
         "wrap the value in an object property"
     )
+
+
+def sendable_schema(
+    codec: str, tool: ToolDefinition, convert: Callable[[dict[str, Any] | None], dict[str, Any]]
+) -> dict[str, Any]:
+    """`convert(tool.parameters)` (a `toolwire.schema` function); its `ValueError` becomes a `CodecError`."""
+    try:
+        return convert(tool.parameters)
+    except CodecError:
+        raise
+    except ValueError as exc:
+        raise CodecError(f"{codec} cannot send tool {tool.name!r}: {exc}", provider=codec) from None
 
 
 def request_problem(request: Request) -> str | None:
