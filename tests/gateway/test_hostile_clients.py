@@ -124,6 +124,19 @@ def test_an_upstream_reply_with_a_lone_surrogate_reaches_the_client_escaped(
     assert get_codec(protocol).decode_response(response.json()).text == "a\ud800"
 
 
+@pytest.mark.parametrize("protocol", OTHER_PROTOCOLS)
+def test_a_client_request_with_a_lone_surrogate_reaches_the_upstream_unchanged(
+    gateway: Gateway, http: httpx2.Client, upstreams: dict[str, ScriptedServer], protocol: str
+) -> None:
+    upstreams["openai"].add("ok")
+    path, body = VALID[protocol]
+    raw = json.dumps(body).replace('"hi"', '"a\\ud800b"')  # valid JSON: the escape, as a client sends it
+    response = http.post(gateway.url + path, content=raw.encode(), headers={"content-type": "application/json"})
+    assert response.status_code == 200
+    sent = upstreams["openai"].requests[-1].body
+    assert sent["messages"][-1]["content"] == "a\ud800b"
+
+
 class SlowClientGateway(Gateway):
     """The gateway as `toolwire serve` runs it: with the header deadline protocol."""
 
