@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from toolwire.textcalls import TOOL_CALL_PREFIX, result_text
+from toolwire.textcalls import TOOL_CALL_PREFIX, example_arguments, result_text
 from toolwire.types import (
     AssistantMessage,
     Message,
@@ -72,7 +72,7 @@ class _Output:
 
 
 class OfflineModel:
-    """The scripted server plus its demo folder, for as long as a CLI command runs.
+    """The scripted server plus its demo folder, for as long as a CLI command (or a gateway route) runs.
 
     Args:
         provider: A key of `SCRIPTED_PROVIDERS`.
@@ -121,7 +121,7 @@ class OfflineModel:
 
         prompt, step, outputs = _progress(request.messages)
         in_prompt = not request.tools and _tools_in_prompt(request)
-        if in_prompt or _DEMO_TOOLS <= {t.name for t in request.tools}:
+        if _DEMO_TOOLS <= {t.name for t in request.tools} or (in_prompt and _demo_tools_in_prompt(request)):
             text, calls = _STEPS[min(step, len(_STEPS) - 1)](prompt, outputs)
         else:
             text, calls = _any_tools(prompt, outputs, request.tools)
@@ -134,9 +134,16 @@ class OfflineModel:
 
 def _tools_in_prompt(request: Request) -> bool:
     """Whether tools are described in the prompt (text mode), as the model would read them."""
-    return any(
-        TOOL_CALL_PREFIX in _user_text(m) for m in request.messages if isinstance(m, SystemMessage | UserMessage)
-    )
+    return any(TOOL_CALL_PREFIX in text for text in _prompt_texts(request))
+
+
+def _demo_tools_in_prompt(request: Request) -> bool:
+    """Whether the standard tools are among those the prompt describes (`- **glob(...)`)."""
+    return all(any(f"**{name}(" in text for text in _prompt_texts(request)) for name in _DEMO_TOOLS)
+
+
+def _prompt_texts(request: Request) -> list[str]:
+    return [_user_text(m) for m in request.messages if isinstance(m, SystemMessage | UserMessage)]
 
 
 def _progress(messages: list[Message]) -> tuple[str, int, list[_Output]]:
@@ -165,27 +172,7 @@ def _any_tools(prompt: str, outputs: list[_Output], tools: list[ToolDefinition])
         return f"Hello from the offline scripted model (no model, no key). You said: {shown!r}", []
     tool = tools[0]
     text = f"I am the offline scripted model: I call {tool.name} with example arguments."
-    return text, [(tool.name, example_arguments(tool.parameters or {}))]
-
-
-def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments that fit a tool's parameters: each required property with a plain example value."""
-    properties = schema.get("properties") or {}
-    required = schema.get("required") or list(properties)
-    return {name: _example(properties.get(name) or {}) for name in required}
-
-
-def _example(schema: dict[str, Any]) -> Any:
-    if "const" in schema:
-        return schema["const"]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    kind = schema.get("type")
-    kind = next((k for k in kind if k != "null"), "string") if isinstance(kind, list) else kind
-    if kind == "object":
-        return example_arguments(schema)
-    examples: dict[object, Any] = {"integer": 1, "number": 1.5, "boolean": True, "array": [], "null": None}
-    return examples.get(kind, "example")
+    return text, [(tool.name, example_arguments(tool))]
 
 
 def _is_prompt(message: Message) -> bool:

@@ -419,7 +419,7 @@ def test_a_commands_help_shows_its_flags_once_and_points_to_the_shared_text(proj
         assert (code, err) == (0, ""), name
         assert out.startswith(f"usage: toolwire {name} "), name
         assert "settings, highest first" not in out and "examples:\n" not in out, name
-        assert out.count("--provider NAME") == 2, name  # once in usage, once in the settings group
+        assert out.count("--model NAME") == 2, name  # once in usage, once in the settings group
         assert out.endswith("settings, providers and examples: toolwire --help\n"), name
 
 

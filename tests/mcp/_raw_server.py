@@ -2,12 +2,16 @@
 
 `python _raw_server.py MODE`: `hang` never answers `initialize`; `schemas` lists a good tool
 between two with broken `inputSchema`s; `big` answers `tools/call` of `big` with `{"size": N}`
-characters of text.
+characters of text: numbered lines (`big_text`), so a test can tell every part of it apart, or
+all "x" with `"plain": true` (cheap to make, for bench/mcp_calls.py); `stubborn` starts a
+`sleep` child, names both pids on stderr, and ignores its stdin closing.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import time
 
@@ -21,6 +25,11 @@ TOOLS = {
     ],
     "big": [{"name": "big", "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}}}],
 }
+
+
+def big_text(size: int) -> str:
+    """`size` characters: lines `000000001`, `000000002`, ... (ten characters each with the newline)."""
+    return "".join(f"{n:09d}\n" for n in range(1, size // 10 + 2))[:size]
 
 
 def answer(request: dict, result: dict) -> None:
@@ -41,12 +50,23 @@ def handle(request: dict) -> None:
         answer(request, {"tools": TOOLS.get(MODE, [GOOD])})
     elif method == "tools/call":
         arguments = request["params"].get("arguments") or {}
-        text = "x" * int(arguments.get("size", 0)) if MODE == "big" else json.dumps(arguments)
+        size = int(arguments.get("size", 0))
+        if MODE != "big":
+            text = json.dumps(arguments)
+        else:
+            text = "x" * size if arguments.get("plain") else big_text(size)
         answer(request, {"content": [{"type": "text", "text": text}]})
     else:
         answer(request, {})
 
 
-for line in sys.stdin:
-    if line.strip():
-        handle(json.loads(line))
+if __name__ == "__main__":
+    if MODE == "stubborn":
+        child = subprocess.Popen(["sleep", "3600"])
+        sys.stderr.write(f"server {os.getpid()} child {child.pid}\n")
+        sys.stderr.flush()
+    for line in sys.stdin:
+        if line.strip():
+            handle(json.loads(line))
+    if MODE == "stubborn":
+        time.sleep(3600)

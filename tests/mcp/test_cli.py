@@ -33,7 +33,8 @@ def test_tools_lists_mcp_tools_with_their_risk(project: Path, filesystem_server:
     assert len(listed) == 16
     sent = [tool["function"]["name"] for tool in out["request"]["tools"]]
     assert sent[:8] == ["read", "write", "edit", "exec", "grep", "glob", "done", "write_todos"]
-    assert sent[8:] == [entry["name"] for entry in out["mcp"]]
+    assert sent[8:10] == ["tool_output_cache", "tool_output_cache_grep"]  # where a clipped MCP result's rest is
+    assert sent[10:] == [entry["name"] for entry in out["mcp"]]
 
     plain = toolwire("tools", *flags, cwd=project).stdout.splitlines()
     heading = plain.index("# Tools from MCP servers (risk: low = read-only, runs without review; high = reviewed)")
@@ -61,6 +62,7 @@ def test_run_uses_mcp_tools_from_a_flag_and_the_settings_file(
     assert first.request is not None and second.request is not None
     names = [t.name for t in first.request.tools]
     assert names[8] == "get_current_time" and "read_text_file" in names
+    assert names[-2:] == ["tool_output_cache", "tool_output_cache_grep"]
     got = {m.tool_call_id: m for m in second.request.messages if isinstance(m, ToolResult)}
     # data results travel as JSON text on the openai wire
     assert json.loads(got["c1"].value) == {"content": "hi from the file\n"}

@@ -7,10 +7,12 @@ import base64
 import pytest
 from mcp import types
 
+from toolwire.cache import CACHE, ToolOutputCache
 from toolwire.mcp import result_value, tool_risk
-from toolwire.mcp._mapping import prefixed_names, safe_name
+from toolwire.mcp._cap import cap_result
+from toolwire.mcp._mapping import build_tool, prefixed_names, safe_name
 from toolwire.mcp._serve import to_call_result
-from toolwire.tools import ToolError
+from toolwire.tools import ToolContext, ToolError
 from toolwire.types import ImagePart, TextPart, ToolResult
 
 PNG = b"\x89PNG\r\n\x1a\nrest"
@@ -94,3 +96,52 @@ def test_toolwire_results_become_mcp_content() -> None:
         types.ImageContent(data=base64.b64encode(PNG).decode(), mime_type="image/png"),
         types.TextContent(text="[image https://e/i.png]"),
     ]
+
+
+def test_results_over_the_cap_keep_their_start_and_images_and_the_whole_goes_to_the_cache() -> None:
+    cache = ToolOutputCache()
+    assert cap_result("short", 10, cache) == "short"
+    assert cap_result({"k": "v"}, 10, cache) == {"k": "v"}  # 10 characters as JSON
+    assert len(cache) == 0
+    data = cap_result({"k": "v" * 20}, 10, cache)
+    assert data == '{\n "k": "v' + _note("out_1", 10, 32, 3, 2)
+    assert cache.get("out_1") == '{\n "k": "' + "v" * 20 + '"\n}'
+    image = ImagePart(data=PNG, media_type="image/png")
+    parts = cap_result([TextPart(text="abcdef"), image, TextPart(text="ghijkl")], 10, cache)
+    assert parts == [
+        TextPart(text="abcdef"),
+        image,
+        TextPart(text="ghi"),
+        TextPart(text=_note("out_2", 10, 13, 2, 2)[1:]),
+    ]
+    assert cache.get("out_2") == "abcdef\nghijkl"
+    assert cap_result("x" * 11, None, cache) == "x" * 11
+
+
+def test_a_clipped_result_is_cached_in_lines_the_cache_can_show_a_piece_at_a_time() -> None:
+    cache = ToolOutputCache()
+    one_line = "a" * 2000 + "b" * 2000 + "c" * 5
+    assert cap_result(one_line + "\n\nshort", 2003, cache) == "a" * 2000 + "\nbb" + _note("out_1", 2003, 4014, 5, 2)
+    assert cache.get("out_1") == "a" * 2000 + "\n" + "b" * 2000 + "\nccccc\n\nshort"
+    assert cache.read("out_1", offset=3, limit=1) == "     3\tccccc\n[lines 3-3 of 5; use offset=4 for more]"
+
+
+def _note(ref: str, limit: int, size: int, lines: int, line: int) -> str:
+    return (
+        f"\n[result clipped: the first {limit} of {size} characters are shown; the whole result ({lines} lines of at "
+        f"most 2000 characters) is {ref} in the tool output cache: tool_output_cache(ref_id='{ref}', offset={line}) "
+        f"reads on from line {line}, tool_output_cache_grep(ref_id='{ref}', pattern=...) searches it]"
+    )
+
+
+async def test_an_error_result_over_the_cap_is_clipped_too() -> None:
+    async def call(tool: str, arguments: dict[str, object]) -> types.CallToolResult:
+        return result(types.TextContent(text=f"{tool} failed: " + "e" * 30), error=True)
+
+    spec = prefixed_names([("srv", mcp_tool("t"))])[0]
+    cache = ToolOutputCache()
+    failed = await build_tool(spec, call, server_label="srv", max_result_chars=12).execute_raw(
+        {}, ToolContext(deps={CACHE.id: cache})
+    )
+    assert (failed.kind, failed.value) == ("error", "t failed: ee" + _note("out_1", 12, 40, 1, 1))
+    assert cache.get("out_1") == "t failed: " + "e" * 30

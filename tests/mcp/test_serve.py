@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -92,21 +93,18 @@ async def test_stdio_passes_the_official_clients_checks(root: Path) -> None:
         await check_server(client, root)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def http_server(root: Path) -> Iterator[str]:
-    port = free_port()
-    command = [sys.executable, "-m", "toolwire.cli", "mcp-server", "--root", str(root), "--http", str(port)]
+    command = [sys.executable, "-m", "toolwire.cli", "mcp-server", "--root", str(root), "--http", "0"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=os.environ | {"NO_COLOR": "1"})
     try:
         assert process.stderr is not None
-        line = process.stderr.readline()  # printed just before the server binds
-        assert line == f"toolwire: serving the standard tools in {root} at http://127.0.0.1:{port}/mcp\n"
+        line = process.stderr.readline()  # printed once the port is bound, just before serving
+        said = re.fullmatch(
+            rf"toolwire: serving the standard tools in {re.escape(str(root))} at http://127\.0\.0\.1:(\d+)/mcp\n", line
+        )
+        assert said is not None, line
+        port = int(said.group(1))
         deadline = time.monotonic() + 60
         while True:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):

@@ -13,9 +13,9 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from toolwire.cli._settings import DEFAULT_PROVIDER, CommandFailed, Settings, UsageError, known_providers, resolve
 from toolwire.codecs import CODEC_NAMES
@@ -65,23 +65,56 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"toolwire: error: {message} (see {self.prog} --help)\n")
 
 
-def _add_common(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    """The settings flags, accepted before and after the command; sub-commands never reset them."""
+_AGENT = ("provider", "model", "base_url", "tool_mode", "max_tool_turns", "config", "yes", "debug")
+COMMAND_SETTINGS: dict[str, tuple[str, ...]] = {
+    "chat": (*_AGENT, "copilot"),
+    "run": (*_AGENT, "copilot"),
+    "tools": ("provider", "model", "base_url", "config", "debug"),
+    "convert": ("model", "config", "debug"),  # --model names the target's model
+    "batch": _AGENT,
+    "serve": ("config", "debug"),
+    "mcp-server": ("debug",),
+    "eval": ("provider", "model", "base_url", "tool_mode", "config", "debug"),
+}
+"""The settings flags each command reads (after the command; before it, `toolwire` takes them all)."""
+
+
+def _add_common(parser: argparse.ArgumentParser, *, top: bool, only: Collection[str] | None = None) -> None:
+    """The settings flags `only` names (all of them at the top); sub-commands never reset them."""
     default = None if top else argparse.SUPPRESS
     switch = False if top else argparse.SUPPRESS
     group = parser.add_argument_group("settings (override toolwire.toml)")
-    group.add_argument("--provider", metavar="NAME", default=default, help="the provider (default: scripted)")
-    group.add_argument("--model", metavar="NAME", default=default, help="the model name")
-    group.add_argument("--base-url", metavar="URL", default=default, help="where the API lives")
+    for name, (flags, options) in _setting_flags(default, switch).items():
+        if only is None or name in only:
+            group.add_argument(*flags, **options)
+    if only is None or "copilot" in only:
+        _add_copilot(parser, default)
+
+
+def _setting_flags(default: Any, switch: Any) -> dict[str, tuple[tuple[str, ...], dict[str, Any]]]:
     modes = ("native", "text", "auto", "constrained")
-    group.add_argument(
-        "--tool-mode", choices=modes, default=default, help="how tools are sent (constrained: eval only)"
-    )
-    group.add_argument("--max-tool-turns", metavar="N", type=_count, default=default, help="tool turns per run")
-    group.add_argument("--config", metavar="FILE", type=Path, default=default, help="read this settings file")
-    group.add_argument("-y", "--yes", action="store_true", default=switch, help="approve every tool call")
-    group.add_argument("--debug", action="store_true", default=switch, help="log at DEBUG on stderr")
-    _add_copilot(parser, default)
+    return {
+        "provider": (
+            ("--provider",),
+            {"metavar": "NAME", "default": default, "help": "the provider (default: scripted)"},
+        ),
+        "model": (("--model",), {"metavar": "NAME", "default": default, "help": "the model name"}),
+        "base_url": (("--base-url",), {"metavar": "URL", "default": default, "help": "where the API lives"}),
+        "tool_mode": (
+            ("--tool-mode",),
+            {"choices": modes, "default": default, "help": "how tools are sent (constrained: eval only)"},
+        ),
+        "max_tool_turns": (
+            ("--max-tool-turns",),
+            {"metavar": "N", "type": _count, "default": default, "help": "tool turns per run"},
+        ),
+        "config": (
+            ("--config",),
+            {"metavar": "FILE", "type": Path, "default": default, "help": "read this settings file"},
+        ),
+        "yes": (("-y", "--yes"), {"action": "store_true", "default": switch, "help": "approve every tool call"}),
+        "debug": (("--debug",), {"action": "store_true", "default": switch, "help": "log at DEBUG on stderr"}),
+    }
 
 
 def _add_copilot(parser: argparse.ArgumentParser, default: str | None) -> None:
@@ -117,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
         # The settings order and examples live in `toolwire --help` only, not repeated per command.
         epilog = "settings, providers and examples: toolwire --help"
         sub = commands.add_parser(name, help=help, description=help, epilog=epilog, formatter_class=formatter)
-        _add_common(sub, top=False)
+        _add_common(sub, top=False, only=COMMAND_SETTINGS[name])
         return sub
 
     from toolwire.cli._mcp import add_mcp_flag, add_mcp_server_command

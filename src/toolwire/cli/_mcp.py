@@ -2,7 +2,8 @@
 
 The MCP servers named by flags and the settings file are opened on the command's event loop
 before the agent is built, and closed when the command ends; their tools join the standard
-tools (a clashing name gets the server's name as a prefix). A server that fails to start ends
+tools (a clashing name gets the server's name as a prefix), with the two output-cache tools that
+a clipped MCP result points to for the rest of it. A server that fails to start ends
 the command with one line naming its command and the tail of its stderr (exit status 1).
 Kept light: `toolwire.mcp` (and the `mcp` SDK) load only when a server is configured.
 """
@@ -12,12 +13,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import socket
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolwire.cli._settings import Settings, UsageError
+from toolwire.cli._settings import CommandFailed, Settings, UsageError
 from toolwire.config import McpServerSettings
 
 if TYPE_CHECKING:
@@ -45,7 +47,7 @@ def add_mcp_server_command(parser: argparse.ArgumentParser) -> None:
     """The flags of `toolwire mcp-server`."""
     parser.add_argument("--root", type=Path, default=None, metavar="DIR", help="the folder the tools work in (.)")
     # Loopback only: `exec` runs commands, and MCP over HTTP has no key of its own here.
-    http_help = "serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio"
+    http_help = "serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio (0: a free port, printed)"
     parser.add_argument("--http", type=int, default=None, metavar="PORT", help=http_help)
 
 
@@ -87,14 +89,16 @@ async def open_mcp(specs: Sequence[McpServerSettings], reserved: Iterable[str]) 
 
 @contextlib.contextmanager
 def mcp_tools(specs: Sequence[McpServerSettings], loop: Loop, reserved: Iterable[str]) -> Iterator[list[Tool]]:
-    """The servers' tools, open on `loop` for as long as the block runs (several runs share them)."""
+    """The servers' tools and the cache tools, open on `loop` for as long as the block runs (runs share them)."""
     if not specs:
         yield []
         return
+    from toolwire.cache import cache_tools
+
     stack = contextlib.AsyncExitStack()
     tools: list[Tool] = loop.run(stack.enter_async_context(open_mcp(specs, reserved)))
     try:
-        yield tools
+        yield [*tools, *cache_tools()]
     finally:
         with contextlib.suppress(Exception, KeyboardInterrupt):
             loop.run(stack.aclose())
@@ -131,9 +135,17 @@ def mcp_server_command(settings: Settings, args: argparse.Namespace) -> int:
     if args.http is None:
         asyncio.run(serve_stdio(root))
         return 0
-    if not 0 < args.http < 65536:
-        raise UsageError(f"--http needs a port from 1 to 65535, got {args.http}.")
-    sys.stderr.write(f"toolwire: serving the standard tools in {root} at http://127.0.0.1:{args.http}/mcp\n")
+    if not 0 <= args.http < 65536:
+        raise UsageError(f"--http needs a port from 0 (any free one) to 65535, got {args.http}.")
+    listening = socket.socket()
+    try:
+        listening.bind(("127.0.0.1", args.http))
+    except OSError as exc:
+        listening.close()
+        raise CommandFailed(f"Cannot listen on 127.0.0.1:{args.http}: {exc.strerror or exc}.") from None
+    listening.listen(128)  # a client that connects on reading the line below waits, not refused
+    port = listening.getsockname()[1]
+    sys.stderr.write(f"toolwire: serving the standard tools in {root} at http://127.0.0.1:{port}/mcp\n")
     sys.stderr.flush()
-    asyncio.run(serve_http(root, port=args.http))
+    asyncio.run(serve_http(root, sock=listening))
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import select
 import signal
@@ -39,10 +40,11 @@ class _Prompts:
         self.waiting = 0
         self.changed = threading.Condition()
 
-    def enter(self) -> int:
+    def enter(self, generation: int | None) -> int:
+        """Count a waiting prompt; its generation is the turn's that asked (else the current one)."""
         with self.changed:
             self.waiting += 1
-            return self.generation
+            return self.generation if generation is None else generation
 
     def leave(self) -> None:
         with self.changed:
@@ -60,6 +62,12 @@ class _Prompts:
 
 
 _prompts = _Prompts()
+_asked_in = contextvars.ContextVar[int]("toolwire_turn_generation")
+"""The generation of the turn whose task asks; `asyncio.to_thread` copies it into the worker thread.
+
+Read in the worker, the generation could be a newer turn's: a question whose thread started only
+after its turn was cancelled would then wait on, and take the next prompt's line.
+"""
 
 
 def ask_line(prompt: str, stream: TextIO | None = None) -> str:
@@ -82,7 +90,7 @@ def ask_line(prompt: str, stream: TextIO | None = None) -> str:
 
 
 def _poll_line() -> str:
-    generation = _prompts.enter()
+    generation = _prompts.enter(_asked_in.get(None))
     try:
         while not select.select([sys.stdin], [], [], _POLL_SECONDS)[0]:
             if _prompts.stale(generation):
@@ -105,6 +113,7 @@ class _Turn(Generic[_T]):
 
     async def main(self) -> _T:
         self.task = asyncio.current_task()
+        _asked_in.set(_prompts.generation)
         return await self.coro
 
     def on_sigint(self, signum: int, frame: FrameType | None) -> None:

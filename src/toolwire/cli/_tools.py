@@ -26,8 +26,10 @@ __all__ = ["tools_command"]
 
 def tools_command(settings: Settings, args: argparse.Namespace) -> int:
     """Print the standard tools as the provider's codec sends them, and the text-mode prompt."""
-    tools = [*standard_tools(), *(cache_tools() if settings.output_budget_chars else [])]
-    remote = listed_tools(mcp_servers(settings), STANDARD_NAMES)
+    servers = mcp_servers(settings)
+    # A clipped MCP result points to the cache tools, so they come with any server (as `run` gives them).
+    tools = [*standard_tools(), *(cache_tools() if settings.output_budget_chars or servers else [])]
+    remote = listed_tools(servers, STANDARD_NAMES)
     definitions = [t.definition for t in [*tools, *remote]]
     client = _offline_client(settings)
     with_tools = client.codec.encode_request(client.build_request("", tools=definitions))

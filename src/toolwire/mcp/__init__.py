@@ -9,7 +9,9 @@ async with MCPServer.stdio("npx", ["-y", "@modelcontextprotocol/server-filesyste
 
 `server.tools` are ordinary `Tool`s: read-only ones (`readOnlyHint: true`) are low risk and run
 concurrently, all others go through the agent's reviewer. `open_servers` opens several at once
-and prefixes clashing names with the server's name (`fs__read_file`). `serve_stdio` and
+and prefixes clashing names with the server's name (`fs__read_file`). A result over
+`max_result_chars` reaches the model clipped, the whole kept in the run's tool-output cache; a
+stdio server's message over `max_message_bytes` fails that one call. `serve_stdio` and
 `serve_http` (the `toolwire mcp-server` command) offer the standard tools to any MCP client.
 Built on the official `mcp` SDK (`pip install -e '.[mcp]'` in the checkout), loaded only when this package is.
 """
@@ -23,12 +25,16 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "toolwire.mcp needs the official MCP SDK; from the toolwire checkout: pip install -e '.[mcp]'."
     ) from exc
 
+from toolwire.mcp._cap import DEFAULT_MAX_RESULT_CHARS
 from toolwire.mcp._client import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MCPServer, MCPServerError
 from toolwire.mcp._group import MCPServers, open_servers
 from toolwire.mcp._mapping import result_value, tool_risk
+from toolwire.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_START_TIMEOUT",
     "MCPServer",
     "MCPServerError",

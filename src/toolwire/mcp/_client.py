@@ -5,6 +5,8 @@ anyio task groups and cancel scopes stay in one task, whichever tasks call the t
 also refreshes the tool list when the server sends `notifications/tools/list_changed`. A call
 that outlives the per-call timeout, or meets a server that has gone away, becomes an `error`
 result naming the server; cancelling a call sends `notifications/cancelled` (the SDK does).
+A stdio server is read by toolwire's own transport (`_stdio`: linear in a message's size, one
+message capped at `max_message_bytes`); a result reaches the model capped at `max_result_chars`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import shlex
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -25,7 +27,9 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 
 from toolwire.errors import ToolwireError
+from toolwire.mcp._cap import DEFAULT_MAX_RESULT_CHARS
 from toolwire.mcp._mapping import ToolPage, ToolSpec, build_tool, prefixed_names, safe_name, usable_tools
+from toolwire.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES, MESSAGE_TOO_LARGE, stdio_transport
 from toolwire.tools import Tool, ToolError
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_START_TIMEOUT", "MCPServer", "MCPServerError"]
@@ -60,6 +64,10 @@ class MCPServer:
         timeout: Seconds one call may take (`None`: no limit of its own).
         start_timeout: Seconds for starting the server and its MCP handshake (a first `npx` run
             downloads the package first).
+        max_result_chars: Characters of one tool result the model sees; the whole result stays
+            in the run's tool-output cache (`None`: no cap).
+        max_message_bytes: The largest message a stdio server may send; a call whose answer is
+            larger fails with an error saying so, and the server stays usable.
     """
 
     def __init__(
@@ -71,7 +79,13 @@ class MCPServer:
         headers: Mapping[str, str] | None = None,
         timeout: float | None = DEFAULT_CALL_TIMEOUT,
         start_timeout: float = DEFAULT_START_TIMEOUT,
+        max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
+        if max_result_chars is not None and max_result_chars < 1:
+            raise ValueError(f"max_result_chars must be at least 1 or None, got {max_result_chars!r}.")
+        if max_message_bytes < 1:
+            raise ValueError(f"max_message_bytes must be at least 1, got {max_message_bytes!r}.")
         self._target = target
         self._headers = dict(headers or {})
         self._description = description
@@ -79,6 +93,8 @@ class MCPServer:
         self.name = safe_name(name) if name else ""
         self.timeout = timeout
         self.start_timeout = start_timeout
+        self.max_result_chars = max_result_chars
+        self.max_message_bytes = max_message_bytes
         self._specs: list[types.Tool] = []
         self._tools: list[Tool] = []
         self._client: mcp.Client | None = None
@@ -99,6 +115,8 @@ class MCPServer:
         name: str | None = None,
         timeout: float | None = DEFAULT_CALL_TIMEOUT,
         start_timeout: float = DEFAULT_START_TIMEOUT,
+        max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> MCPServer:
         """A server run as a child process, speaking MCP over its stdin and stdout.
 
@@ -110,6 +128,8 @@ class MCPServer:
             name: The server's name (default: the name the server gives, else the program's).
             timeout: Seconds one call may take.
             start_timeout: Seconds for starting it and the MCP handshake.
+            max_result_chars: Characters of one result the model sees (the rest: the output cache).
+            max_message_bytes: The largest message it may send (default 32 MiB).
         """
         parameters = mcp.StdioServerParameters(
             command=command,
@@ -118,7 +138,15 @@ class MCPServer:
             cwd=str(cwd) if cwd is not None else None,
         )
         description = shlex.join([command, *args])
-        return cls(parameters, name=name, description=description, timeout=timeout, start_timeout=start_timeout)
+        return cls(
+            parameters,
+            name=name,
+            description=description,
+            timeout=timeout,
+            start_timeout=start_timeout,
+            max_result_chars=max_result_chars,
+            max_message_bytes=max_message_bytes,
+        )
 
     @classmethod
     def http(
@@ -129,6 +157,7 @@ class MCPServer:
         name: str | None = None,
         timeout: float | None = DEFAULT_CALL_TIMEOUT,
         start_timeout: float = DEFAULT_START_TIMEOUT,
+        max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
     ) -> MCPServer:
         """A server reached over streamable HTTP at `url` (e.g. `http://127.0.0.1:8000/mcp`).
 
@@ -138,8 +167,17 @@ class MCPServer:
             name: The server's name (default: the name the server gives).
             timeout: Seconds one call may take.
             start_timeout: Seconds for starting it and the MCP handshake.
+            max_result_chars: Characters of one result the model sees (the rest: the output cache).
         """
-        return cls(url, name=name, description=url, headers=headers, timeout=timeout, start_timeout=start_timeout)
+        return cls(
+            url,
+            name=name,
+            description=url,
+            headers=headers,
+            timeout=timeout,
+            start_timeout=start_timeout,
+            max_result_chars=max_result_chars,
+        )
 
     def __repr__(self) -> str:
         return f"MCPServer(name={self.name!r}, {self._description!r})"
@@ -161,7 +199,8 @@ class MCPServer:
 
     def use_names(self, specs: Sequence[ToolSpec]) -> None:
         """Rebuild `.tools` under the names chosen for this server's tools (see `open_servers`)."""
-        self._tools = [build_tool(spec, self._call, server_label=self._label()) for spec in specs]
+        label, cap = self._label(), self.max_result_chars
+        self._tools = [build_tool(spec, self._call, server_label=label, max_result_chars=cap) for spec in specs]
 
     # lifecycle
 
@@ -219,13 +258,10 @@ class MCPServer:
 
             http = await stack.enter_async_context(create_mcp_http_client(headers=self._headers or None))
             return streamable_http_client(self._target, http_client=http)
-        from mcp.client.stdio import stdio_client
-
         # A real file: the child writes its stderr there; the tail explains a failed start. Append
         # mode: the child shares the file offset, so reading the tail must not move its writes.
         self._stderr = tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")
-        transport: AbstractAsyncContextManager[Any] = stdio_client(self._target, errlog=self._stderr)
-        return transport
+        return stdio_transport(self._target, self._stderr, max_message_bytes=self.max_message_bytes)
 
     async def _watch(self, client: mcp.Client) -> None:
         stop = asyncio.ensure_future(self._stop.wait())
@@ -315,6 +351,13 @@ class MCPServer:
             )
         if code == types.CONNECTION_CLOSED:
             return f"MCP server {self._label()} went away during tool {tool!r}{self._stderr_note()}."
+        if code == MESSAGE_TOO_LARGE:
+            size = exc.error.data["size"] if isinstance(exc.error.data, dict) else "too many"
+            return (
+                f"MCP server {self._label()} answered tool {tool!r} with a message of {size} bytes, over the "
+                f"cap of {self.max_message_bytes} bytes on one MCP message (max_message_bytes=); the answer was "
+                "dropped. Ask for less at a time (a narrower query, a smaller page)."
+            )
         return f"MCP server {self._label()} refused tool {tool!r}: {exc.error.message}"
 
     # naming and messages

@@ -3,8 +3,9 @@
 The mapping of SPEC §7: `inputSchema` becomes the tool's parameters (the codecs adapt it per
 provider through `toolwire.schema`, as for any tool); `readOnlyHint: true` gives risk `low`,
 anything else `high`; a `CallToolResult` becomes a `text`, `data`, `multimodal` or `error`
-result. Names that clash get the server's name as a prefix (`fs__read_file`). Imports the
-`mcp` SDK's types and `toolwire.tools`, never a codec or the transport.
+result, capped by `_cap` (the whole kept in the run's tool-output cache). Names that clash
+get the server's name as a prefix (`fs__read_file`). Imports the `mcp` SDK's types,
+`toolwire.tools` and `toolwire.cache`, never a codec or the transport.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import Any
 from mcp import types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from toolwire.tools import Tool, ToolError
+from toolwire.cache import CACHE, ToolOutputCache
+from toolwire.mcp._cap import cap_result, cap_text
+from toolwire.tools import Depends, Tool, ToolError
 from toolwire.tools._signature import execute_plan
 from toolwire.types import ImagePart, TextPart, ToolDefinition
 
@@ -136,13 +139,23 @@ def _parameters(schema: dict[str, Any]) -> dict[str, Any]:
     return parameters
 
 
-def build_tool(spec: ToolSpec, call: CallFn, *, server_label: str) -> Tool:
-    """An ordinary `Tool` whose execution is one `tools/call` to the server."""
+def build_tool(spec: ToolSpec, call: CallFn, *, server_label: str, max_result_chars: int | None = None) -> Tool:
+    """An ordinary `Tool` whose execution is one `tools/call` to the server.
+
+    A result over `max_result_chars` characters reaches the model clipped, the whole of it in
+    the run's tool-output cache (`None`: no cap).
+    """
     remote = spec.tool.name
 
-    async def execute(data: _Arguments) -> Any:
+    async def execute(data: _Arguments, cache: ToolOutputCache = Depends(CACHE)) -> Any:
         result = await call(remote, dict(data.model_extra or {}))
-        return result_value(result, server_label, remote)
+        try:
+            value = result_value(result, server_label, remote)
+        except ToolError as exc:
+            if max_result_chars is None:
+                raise
+            raise ToolError(cap_text(exc.message, max_result_chars, cache)) from None
+        return cap_result(value, max_result_chars, cache)
 
     description = spec.tool.description
     if description is None and spec.tool.annotations is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -136,10 +137,18 @@ async def _answer_unreadable(read: Any, readable: Any, write: Any) -> None:
             await write.send(SessionMessage(error))
 
 
-async def serve_http(root: Path, *, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve streamable HTTP at `http://host:port/mcp` (loopback by default) until interrupted."""
+async def serve_http(
+    root: Path, *, host: str = "127.0.0.1", port: int = 8000, sock: socket.socket | None = None
+) -> None:
+    """Serve streamable HTTP at `http://host:port/mcp` (loopback by default) until interrupted.
+
+    `sock`, already bound, is served instead of binding `host:port` (a caller that must name the
+    port before serving binds port 0 itself).
+    """
     import uvicorn
 
+    if sock is not None:
+        host = str(sock.getsockname()[0])
     app = build_server(root).streamable_http_app(host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve()
+    await uvicorn.Server(config).serve(sockets=[sock] if sock is not None else None)

@@ -22,7 +22,7 @@ from toolwire.textcalls._conversation import (
 )
 from toolwire.textcalls._model import HasDefinition, ToolLike
 from toolwire.textcalls._parse import parse_tool_calls
-from toolwire.textcalls._render import TOOL_CALL_PREFIX, render_tool_prompt
+from toolwire.textcalls._render import TOOL_CALL_PREFIX, example_arguments, render_tool_prompt
 
 __all__ = [
     "TOOL_CALL_PREFIX",
@@ -32,6 +32,7 @@ __all__ = [
     "ToolMode",
     "append_result_text",
     "calls_from_text",
+    "example_arguments",
     "parse_tool_calls",
     "render_tool_prompt",
     "result_message_text",

@@ -13,7 +13,7 @@ from toolwire.codecs.common.wire import dumps
 from toolwire.textcalls._model import ToolLike, definitions
 from toolwire.types import ToolDefinition
 
-__all__ = ["TOOL_CALL_PREFIX", "render_tool_prompt"]
+__all__ = ["TOOL_CALL_PREFIX", "example_arguments", "render_tool_prompt"]
 
 TOOL_CALL_PREFIX = "TOOL_CALL: "
 
@@ -74,10 +74,14 @@ def _example_value(schema: Any) -> Any:
     return _PLACEHOLDERS.get(kind, "example") if isinstance(kind, str) else "example"
 
 
-def _example(definition: ToolDefinition) -> str:
+def example_arguments(definition: ToolDefinition) -> dict[str, Any]:
+    """Arguments that fit a tool: each required parameter with a placeholder of its type."""
     properties, required = _schema(definition)
-    args = {name: _example_value(properties.get(name)) for name in required if name in properties}
-    return TOOL_CALL_PREFIX + dumps({"name": definition.name, "args": args})
+    return {name: _example_value(properties.get(name)) for name in required if name in properties}
+
+
+def _example(definition: ToolDefinition) -> str:
+    return TOOL_CALL_PREFIX + dumps({"name": definition.name, "args": example_arguments(definition)})
 
 
 def render_tool_prompt(tools: Iterable[ToolLike] | Mapping[str, ToolLike]) -> str:
