@@ -94,6 +94,7 @@ def test_a_value_cut_before_its_closing_brackets_is_completed_and_said_cut(value
         ('{"s": "line\nnext\tcol"}', ({"s": "line\nnext\tcol"}, False)),
         ('{path: "a.py", n: 2}', ({"path": "a.py", "n": 2}, False)),
         ('{"a": "\\d+ \\x41"}', ({"a": "\\d+ A"}, False)),
+        ("{'a': '\\U00000022\\U0001f600\\U00110000'}", ({"a": '"\U0001f600\\U00110000'}, False)),
         ('{"x": [1, 2', ({"x": [1, 2]}, True)),
         ('{"a": 1, "b"', ({"a": 1}, True)),
         ('{"a": 1, "b": ', ({"a": 1}, True)),
@@ -125,6 +126,15 @@ def test_known_breakages_read_as_meant(text: str, expected: tuple[Any, bool]) ->
 )
 def test_other_breakages_are_not_guessed_at(text: str) -> None:
     assert repair_json(text) is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("{}[]:,'\"\\ \n\tatrueTFNonl01.e-xuU")), max_size=40) | st.text())
+def test_any_text_is_repaired_or_refused_never_raises(text: str) -> None:
+    repaired = repair_json(text)
+    assert repaired is None or isinstance(repaired, Repaired)
+    arguments, metadata = parse_arguments(text)
+    assert isinstance(arguments, dict) and isinstance(metadata, dict)
 
 
 def test_a_long_broken_argument_string_is_repaired_not_refused() -> None:

@@ -54,8 +54,11 @@ def _fix_escape(found: re.Match[str]) -> str:
         return "\\" + valid
     if hex_byte is not None:
         return "\\u00" + hex_byte  # Python's \xHH
-    if wide is not None and int(wide, 16) <= 0x10FFFF:
-        return chr(int(wide, 16))  # Python's \UXXXXXXXX: above the BMP, so never a quote or a control
+    if wide is not None:  # Python's \UXXXXXXXX
+        point = int(wide, 16)
+        if point < 0x10000:
+            return f"\\u{point:04x}"
+        return chr(point) if point <= 0x10FFFF else "\\\\U" + wide  # above the BMP: never a quote or control
     if quote is not None:
         return '\\"'  # a double quote inside a single-quoted string
     return other if other == "'" else "\\\\" + other  # \' means a quote; other stray escapes are text
