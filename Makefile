@@ -64,6 +64,7 @@ lint: $(VENV)/.dev
 fuzz: $(VENV)/.dev
 	$(PY) -m tests.codecs._fuzz --count 200000
 	$(PY) -m tests.codecs._fuzz --count 20000 --reencode
+	TOOLWIRE_RACE_SWAPS=50000 $(PY) -m pytest -q tests/stdtools/test_hostile.py -k swapping
 
 # Benchmarks side by side with the peers (LiteLLM, Pydantic AI, LangChain, OpenAI Agents) in their own venv.
 bench:
