@@ -285,3 +285,13 @@ def test_a_base_url_that_is_not_http_is_refused_at_once(url: str) -> None:
     with pytest.raises(ValueError) as caught:
         client_module.connect_http("vllm:m", base_url=url)
     assert str(caught.value).startswith(f"base_url {url!r} for vllm is not an http(s) URL; OpenAI-compatible")
+
+
+@pytest.mark.parametrize("case", cases())
+async def test_a_lone_surrogate_in_the_conversation_is_sent_escaped_and_arrives_unchanged(case: Case) -> None:
+    # A reply may carry one (`"\ud800"` is valid JSON); the next request sends it back, as JSON text.
+    with ScriptedServer([text_reply("ok")]) as server:
+        async with _connect(server, case) as client:
+            await client.complete([UserMessage(content="a\ud800b")])
+    [recorded] = server.requests
+    assert recorded.request is not None and recorded.request.messages == [UserMessage(content="a\ud800b")]

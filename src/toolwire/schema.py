@@ -176,7 +176,7 @@ def _strict_unsupported(out: dict[str, Any], notes: list[tuple[str, Any]]) -> No
         notes.append((key, out.pop(key)))
     if isinstance(out.get("pattern"), str) and _LOOKAROUND.search(out["pattern"]):
         notes.append(("pattern", out.pop("pattern")))
-    if "format" in out and out["format"] not in _STRICT_FORMATS:
+    if "format" in out and not (isinstance(out["format"], str) and out["format"] in _STRICT_FORMATS):
         notes.append(("format", out.pop("format")))
     if "default" in out and out["default"] is None:
         del out["default"]

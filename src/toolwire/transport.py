@@ -25,6 +25,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
 
+from toolwire.codecs.common.wire import dumps
 from toolwire.errors import (
     AuthenticationError,
     BadRequestError,
@@ -520,10 +521,12 @@ class HttpTransport:
 
         attempt = _Attempt(self.retry, self.provider, ends_at)
         sent = dict(headers or {}) | ({"accept": "text/event-stream"} if stream else {})
+        if body is not None:  # written as the codecs write JSON: a lone surrogate goes as its \uXXXX escape
+            content, sent = dumps(body).encode(), {"content-type": "application/json"} | sent
         while True:
             pool = self._pool()
             try:
-                request = pool.build_request("POST", url, json=body, content=content, headers=sent or None)
+                request = pool.build_request("POST", url, content=content, headers=sent or None)
                 response = await pool.send(request, stream=True)
             except (
                 httpx2.ConnectError,

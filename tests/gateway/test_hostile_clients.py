@@ -14,6 +14,7 @@ import uvicorn
 
 from tests.gateway.conftest import Gateway, routes_to
 from tests.gateway.test_errors import VALID, kind, shaped
+from toolwire.codecs import get_codec
 from toolwire.gateway import create_app
 from toolwire.gateway._limits import DEFAULT_MAX_BODY_BYTES
 from toolwire.gateway._slow_clients import header_deadline_protocol
@@ -105,9 +106,11 @@ def test_an_upstream_200_that_is_not_json_is_a_502_in_the_clients_protocol(
 
 
 @pytest.mark.parametrize("protocol", OTHER_PROTOCOLS)
-def test_an_upstream_reply_with_a_lone_surrogate_is_a_502_not_the_clients_fault(
+def test_an_upstream_reply_with_a_lone_surrogate_reaches_the_client_escaped(
     gateway: Gateway, http: httpx2.Client, upstreams: dict[str, ScriptedServer], protocol: str
 ) -> None:
+    # `"a\ud800"` is valid JSON: the client gets the very string the upstream sent, escaped as it
+    # was (never a 400 blaming the client, nor a 502 for text that can be written).
     reply = {
         "id": "r",
         "model": "m",
@@ -116,15 +119,22 @@ def test_an_upstream_reply_with_a_lone_surrogate_is_a_502_not_the_clients_fault(
     upstreams["openai"].add(RawReply(body=json.dumps(reply).replace("\\\\", "\\"), content_type="application/json"))
     path, body = VALID[protocol]
     response = http.post(gateway.url + path, json=body)
-    assert response.status_code == 502
-    message = response.json()
-    assert message == shaped(protocol, 502, kind(protocol, 502), _message_of(message))
-    assert _message_of(message).startswith(f"The upstream's reply cannot be sent as a {protocol} reply (")
+    assert response.status_code == 200
+    assert b"a\\ud800" in response.content
+    assert get_codec(protocol).decode_response(response.json()).text == "a\ud800"
 
 
-def _message_of(body: dict[str, object]) -> str:
-    error = body["error"]
-    return error if isinstance(error, str) else str(error["message"])  # type: ignore[index]
+@pytest.mark.parametrize("protocol", OTHER_PROTOCOLS)
+def test_a_client_request_with_a_lone_surrogate_reaches_the_upstream_unchanged(
+    gateway: Gateway, http: httpx2.Client, upstreams: dict[str, ScriptedServer], protocol: str
+) -> None:
+    upstreams["openai"].add("ok")
+    path, body = VALID[protocol]
+    raw = json.dumps(body).replace('"hi"', '"a\\ud800b"')  # valid JSON: the escape, as a client sends it
+    response = http.post(gateway.url + path, content=raw.encode(), headers={"content-type": "application/json"})
+    assert response.status_code == 200
+    sent = upstreams["openai"].requests[-1].body
+    assert sent["messages"][-1]["content"] == "a\ud800b"
 
 
 class SlowClientGateway(Gateway):

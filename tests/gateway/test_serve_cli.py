@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -263,3 +264,15 @@ def test_toolwire_run_reaches_a_gateway_by_the_anthropic_sdks_base_url(tmp_path:
     assert "Done: I wrote SUMMARY.md" in done.stdout
     assert (work / "SUMMARY.md").read_text(encoding="utf-8") == "# Open items\n\n- [ ] ship it\n"
     assert "POST /v1/messages model=demo route=demo* upstream=scripted:demo mode=translate" in gateway.log
+
+
+def test_connections_to_the_listening_socket_have_nagle_off() -> None:
+    """Off on every accepted connection, or a reply's headers and body (two writes) wait ~40 ms."""
+    from toolwire.cli._listen import listening_socket
+
+    with listening_socket("127.0.0.1", 0) as listening:
+        with socket.create_connection(listening.getsockname()[:2]):
+            accepted, _ = listening.accept()
+            with accepted:
+                nodelay = accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        assert (listening.proto, bool(nodelay)) == (socket.IPPROTO_TCP, True)

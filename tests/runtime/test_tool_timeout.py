@@ -13,7 +13,7 @@ import pytest
 from toolwire import ToolCall
 from toolwire.agent import Agent
 from toolwire.testing import ScriptedModel, reply
-from toolwire.tools import DEFAULT_TOOL_TIMEOUT, ToolContext, tool
+from toolwire.tools import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext, tool
 
 
 @tool(risk="low")
@@ -115,20 +115,33 @@ async def test_sync_tools_still_run_in_threads_and_see_context_variables(caplog:
     assert (result.value, caplog.records) == ("toolwire-tool-where visible", [])
 
 
-@tool(risk="low", timeout=0.2)
-async def deaf() -> str:
-    """Swallows every cancellation, retrying forever."""
-    for _ in range(600):  # bounded, so a failing test ends after about a minute
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.sleep(0.1)
-    return "unreachable"
+def deaf_tool(released: asyncio.Event) -> Tool:
+    """A tool that swallows every cancellation until the test releases it (or about a minute passes).
+
+    Released at the end of the test: left running, it held the test's event loop open for its
+    whole minute at teardown (the loop waits for the tasks it cancels).
+    """
+
+    @tool(risk="low", timeout=0.2)
+    async def deaf() -> str:
+        """Swallows every cancellation, retrying forever."""
+        for _ in range(600):
+            if released.is_set():
+                break
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(0.1)
+        return "unreachable"
+
+    return deaf
 
 
 async def test_an_async_tool_that_swallows_cancellation_is_reported_and_left_behind(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    released = asyncio.Event()
     with caplog.at_level(logging.WARNING):
-        result = await Agent(two_calls("deaf", "quick"), [deaf, quick]).run("go")
+        result = await Agent(two_calls("deaf", "quick"), [deaf_tool(released), quick]).run("go")
+    released.set()
     assert (result.stop_reason, result.text) == ("end_turn", "finished")
     assert [(r.result.kind, r.result.value) for r in result.calls] == [
         ("error", "Tool 'deaf' did not finish within 0.2 s and was stopped; try smaller inputs or another approach."),
@@ -141,18 +154,21 @@ async def test_an_async_tool_that_swallows_cancellation_is_reported_and_left_beh
 
 
 async def test_cancelling_a_run_does_not_wait_for_a_tool_that_swallows_cancellation() -> None:
-    signal = asyncio.Event()
+    signal, released = asyncio.Event(), asyncio.Event()
 
     @tool(risk="low", timeout=3600)
     async def deaf_forever() -> str:
-        """Swallows every cancellation."""
+        """Swallows every cancellation (until the test ends)."""
         signal.set()
         for _ in range(600):
+            if released.is_set():
+                break
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.sleep(0.1)
         return "unreachable"
 
     agent = Agent(two_calls("deaf_forever"), [deaf_forever], context=ToolContext(cancel=signal))
     result = await agent.run("go")
+    released.set()
     assert result.stop_reason == "cancelled"
     assert [r.result.value for r in result.calls] == ["Cancelled before it finished: the run was stopped."]

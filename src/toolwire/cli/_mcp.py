@@ -13,13 +13,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import socket
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolwire.cli._settings import CommandFailed, Settings, UsageError
+from toolwire.cli._listen import listening_socket
+from toolwire.cli._settings import Settings, UsageError
 from toolwire.config import McpServerSettings
 
 if TYPE_CHECKING:
@@ -137,13 +137,7 @@ def mcp_server_command(settings: Settings, args: argparse.Namespace) -> int:
         return 0
     if not 0 <= args.http < 65536:
         raise UsageError(f"--http needs a port from 0 (any free one) to 65535, got {args.http}.")
-    listening = socket.socket()
-    try:
-        listening.bind(("127.0.0.1", args.http))
-    except OSError as exc:
-        listening.close()
-        raise CommandFailed(f"Cannot listen on 127.0.0.1:{args.http}: {exc.strerror or exc}.") from None
-    listening.listen(128)  # a client that connects on reading the line below waits, not refused
+    listening = listening_socket("127.0.0.1", args.http)  # a client that connects on reading the line waits
     port = listening.getsockname()[1]
     sys.stderr.write(f"toolwire: serving the standard tools in {root} at http://127.0.0.1:{port}/mcp\n")
     sys.stderr.flush()

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from toolwire.cli._listen import listening_socket
 from toolwire.cli._settings import CommandFailed, Settings, UsageError
 from toolwire.config import load_config
 
@@ -100,7 +101,7 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
         "timeout_graceful_shutdown": args.drain_timeout,
         "http": header_deadline_protocol(),  # slow-header clients are cut off; see gateway/_slow_clients
     }
-    listening = _listen(args.host, args.port)
+    listening = listening_socket(args.host, args.port)  # before the banner: it names the real port
     _banner(listening, routes, keys=bool(keys), workers=args.workers, max_body_mb=args.max_body_mb)
     # uvicorn drains on SIGTERM, then raises the signal again for whoever handled it before:
     # a handler that does nothing makes a drained shutdown exit 0.
@@ -118,21 +119,6 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a foreground gateway stops
             uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[listening])
     return 0
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before the banner so it names the real port (`--port 0`)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listening = socket.socket(family, socket.SOCK_STREAM)
-    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listening.bind((host, port))
-    except OSError as exc:
-        listening.close()
-        raise CommandFailed(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.") from None
-    listening.listen(2048)  # connections made as soon as the banner is read wait for the server
-    listening.set_inheritable(True)  # --workers: each worker process serves the same socket
-    return listening
 
 
 def _banner(listening: socket.socket, routes: list[str], *, keys: bool, workers: int, max_body_mb: float) -> None:

@@ -7,7 +7,8 @@ by one possessive regex match, and runs of brackets are counted in C, so a megab
 costs a handful of Python steps. It tracks depth only, not bracket kinds; `json.loads`
 validates the slice afterwards.
 
-Imports only the standard library (`json_repair` lazily, behind size guards: it is much slower
+Imports only the standard library and the linear JSON repairer of `codecs.common.repair`
+(`json_repair` lazily, behind size guards, for what that one cannot read: it is much slower
 than linear on unclosed brackets).
 """
 
@@ -17,6 +18,8 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
+
+from toolwire.codecs.common.repair import repair_json
 
 __all__ = [
     "Finder",
@@ -35,7 +38,9 @@ _PY_TOKEN = re.compile(
 )
 
 # json_repair takes seconds on a few thousand unclosed braces and is quadratic on long
-# unclosed strings, so it only ever sees small inputs, a bounded number of times per reply.
+# unclosed strings, so it only ever sees small inputs, a bounded number of times per reply,
+# and only those the linear `repair_json` could not read (the order parse_arguments keeps).
+# The same bounds hold for both: a reply's text is not worth more repairs than that.
 _REPAIR_MAX_CHARS = 32_000
 _REPAIR_MAX_BRACKETS = 64
 _REPAIR_MAX_CALLS = 16
@@ -168,6 +173,9 @@ def load_json(source: str, budget: RepairBudget | None, *, closed: bool = True) 
             pass
     if budget is None or not budget.allows(source):
         return None
+    repaired = repair_json(source)  # linear; a completed (cut) value only where the source is known cut
+    if repaired is not None and repaired.value is not None and not (repaired.cut and closed):
+        return repaired.value, True
     import json_repair  # rare path: keeps import time low
 
     try:

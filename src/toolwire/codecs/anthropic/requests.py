@@ -30,6 +30,7 @@ import re
 from typing import Any, assert_never
 
 from toolwire.codecs.common.arguments import parse_arguments
+from toolwire.codecs.common.checks import sendable_schema
 from toolwire.codecs.common.conversation import split_leading_system, unique_call_ids
 from toolwire.codecs.common.degradations import warn_missing_options, warn_once
 from toolwire.codecs.common.ids import new_call_id, sanitize_id
@@ -545,7 +546,7 @@ def _encode_tool(tool: ToolDefinition) -> dict[str, Any]:
     wire: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
         wire["description"] = tool.description
-    wire["input_schema"] = anthropic_input_schema(tool.parameters)
+    wire["input_schema"] = sendable_schema(NAME, tool, anthropic_input_schema)
     if tool.strict is not None:
         wire["strict"] = tool.strict
     return wire

@@ -1,9 +1,16 @@
-"""Tool-call arguments as models write them: parsed, repaired when broken, bounded in depth."""
+"""Tool-call arguments as models write them: parsed, repaired when broken, bounded in depth.
+
+Repair is linear (`repair`: quotes, Python literals, trailing commas, raw newlines, cuts), so
+it can run on an event loop whatever the size; only what it cannot read, and only when small,
+goes to json-repair.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from toolwire.codecs.common.repair import repair_json
 
 __all__ = ["MAX_ARGUMENT_DEPTH", "MAX_REPAIR_CHARS", "depth_exceeds", "parse_arguments"]
 
@@ -13,9 +20,8 @@ MAX_ARGUMENT_DEPTH = 64
 
 
 MAX_REPAIR_CHARS = 8 * 1024
-"""json-repair costs up to ~100 µs a character, on whatever loop decodes the reply (a gateway's,
-say): longer broken arguments are refused, not repaired. Raw control characters in strings, the
-usual fault of long arguments (a file's text), are accepted in linear time before that."""
+"""Broken arguments that `repair_json` (linear) cannot read go to json-repair only up to this size:
+it costs up to ~100 µs a character, on whatever loop decodes the reply (a gateway's, say)."""
 
 
 def parse_arguments(raw: Any, *, repair_cut: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -41,11 +47,7 @@ def parse_arguments(raw: Any, *, repair_cut: bool = False) -> tuple[dict[str, An
         return {}, {"raw_arguments": raw, "arguments_error": _too_deep()}
     except json.JSONDecodeError as exc:
         if exc.pos >= len(raw.rstrip()) and not repair_cut:
-            return {}, {
-                "raw_arguments": raw,
-                "arguments_error": f"the arguments were cut off before their end (...{raw[-80:]!r}); "
-                "send the whole call again",
-            }
+            return {}, _cut_off(raw)
         return _repair_arguments(raw)
     if isinstance(value, dict):
         return _bounded(value, raw)
@@ -76,21 +78,29 @@ def _too_deep() -> str:
     return f"the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels; send a flatter JSON object"
 
 
+def _cut_off(raw: str) -> dict[str, Any]:
+    return {
+        "raw_arguments": raw,
+        "arguments_error": f"the arguments were cut off before their end (...{raw[-80:]!r}); send the whole call again",
+    }
+
+
 def _repair_arguments(raw: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    try:
-        lenient: Any = json.loads(raw, strict=False)  # raw newlines and tabs inside strings: linear
-    except (ValueError, RecursionError):
-        lenient = None
-    if isinstance(lenient, dict):
-        arguments, metadata = _bounded(lenient, raw)
+    # Linear: quotes, Python literals, trailing commas, raw newlines, cuts. Whether a cut may be
+    # completed was decided before (the rule json-repair was held to: the error is at the end).
+    repaired = repair_json(raw)
+    if repaired is not None and isinstance(repaired.value, dict):
+        arguments, metadata = _bounded(repaired.value, raw)
         return arguments, metadata or {"raw_arguments": raw}
+    if repaired is not None:
+        return {}, {"raw_arguments": raw, "arguments_error": _not_object(repaired.value)}
     if len(raw) > MAX_REPAIR_CHARS:
         return {}, {
             "raw_arguments": raw,
             "arguments_error": f"the arguments are not valid JSON ({len(raw)} characters, too long to repair): "
             f"{raw[:200]!r}",
         }
-    import json_repair  # rare path: keeps import time low
+    import json_repair  # rare path, small inputs only: keeps import time low
 
     try:
         value = json_repair.loads(raw)

@@ -4,9 +4,11 @@ Codecs are written for what providers send; a body mutated in transit, a buggy s
 proxy can send anything. Rather than a check before every field access, `GuardedCodec` wraps a
 codec's decoding entry points: a stray `TypeError`, `KeyError`, `RecursionError`,
 `UnicodeError`... becomes a `CodecError` whose message names the first field that does not fit
-the wire format's shape (`shapes`). A decoded reply is also checked for wrong types that would
-otherwise pass silently and fail later (a tool name that is a list, a token count that is a
-string), and duplicate call ids in one reply are made unique the same way for every codec.
+the wire format's shape (`shapes`). A decoded request or reply is also checked for what would
+otherwise pass silently and fail later in an encoder (`checks`: a tool name that is a list, a
+negative token count, a tool schema that is no object), and duplicate call ids in one reply are
+made unique the same way for every codec. Encoding passes through, except that a value no
+provider accepts (a schema strict mode cannot express) raises `CodecError` too.
 """
 
 from __future__ import annotations
@@ -17,22 +19,19 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
+from toolwire.codecs.common.checks import request_problem, response_problem
 from toolwire.codecs.common.degradations import warn_once
 from toolwire.codecs.common.shapes import SHAPES, find_bad_field
 from toolwire.errors import CodecError, ToolwireError
 from toolwire.types import (
-    AssistantMessage,
     Done,
     Request,
     Response,
     StreamEvent,
     TextDelta,
-    TextPart,
     ThinkingDelta,
-    ThinkingPart,
     ToolCall,
     ToolCallDelta,
-    Usage,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +54,7 @@ def _boundary(codec: str, what: str, body: Any) -> Iterator[None]:
         raise _explain(codec, what, body, exc) from None
 
 
-def _explain(codec: str, what: str, body: Any, exc: BaseException | None) -> CodecError:
+def _explain(codec: str, what: str, body: Any, exc: BaseException | None, problem: str | None = None) -> CodecError:
     shape = SHAPES.get(codec, {}).get(what)
     try:
         found = find_bad_field(body, shape) if shape is not None else None
@@ -64,6 +63,8 @@ def _explain(codec: str, what: str, body: Any, exc: BaseException | None) -> Cod
     if found is not None:
         path, expected = found
         message = f"The {codec} {what} cannot be read: {path} should be {expected}"
+    elif problem is not None:
+        message = f"The {codec} {what} cannot be read: {problem}"
     elif isinstance(exc, RecursionError):
         message = f"The {codec} {what} cannot be read: it is nested too deeply"
     elif exc is not None:
@@ -162,6 +163,8 @@ class GuardedCodec:
         shape = SHAPES.get(self.name, {}).get("request")
         if shape is not None and find_bad_field(body, shape) is not None:  # e.g. "temperature": "hot"
             raise _explain(self.name, "request", body, None)
+        if (problem := request_problem(request)) is not None:  # e.g. a tool_use name that is a list
+            raise _explain(self.name, "request", body, None, problem)
         if request.extra and request.extra_codec is None:
             request.extra_codec = self.name
         return request
@@ -200,30 +203,9 @@ def _call_delta_fits(delta: ToolCallDelta) -> bool:
 
 
 def _checked(codec: str, what: str, body: Any, response: Response) -> Response:
-    if not (_message_fits(response.message) and _usage_fits(response.usage)):
-        raise _explain(codec, what, body, None)
-    if not isinstance(response.id, str | None) or not isinstance(response.model, str | None):
-        raise _explain(codec, what, body, None)
+    if (problem := response_problem(response)) is not None:
+        raise _explain(codec, what, body, None, problem)
     return unique_reply_ids(response)
-
-
-def _message_fits(message: AssistantMessage) -> bool:
-    for part in message.parts:
-        match part:
-            case ToolCall(id=call_id, name=name, arguments=arguments):
-                if not (isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, dict)):
-                    return False
-            case TextPart(text=text) | ThinkingPart(text=text):
-                if not isinstance(text, str):
-                    return False
-    return True
-
-
-def _usage_fits(usage: Usage | None) -> bool:
-    if usage is None:
-        return True
-    values = (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.reasoning_tokens)
-    return all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in values)
 
 
 def unique_reply_ids(response: Response) -> Response:

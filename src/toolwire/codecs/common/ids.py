@@ -21,7 +21,7 @@ def derived_call_id(seed: str, position: int, prefix: str = "call_") -> str:
     streaming and non-streaming decodes of the same reply then agree, and identical calls in
     one reply still get different ids.
     """
-    digest = hashlib.sha256(f"{seed}\x00{position}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{seed}\x00{position}".encode("utf-8", "surrogatepass")).hexdigest()
     return prefix + digest[:24]
 
 
@@ -36,6 +36,6 @@ def sanitize_id(call_id: str, prefix: str = "call_") -> str:
     """
     if call_id and not _UNSAFE_ID_CHARS.search(call_id):
         return call_id
-    digest = hashlib.sha256(call_id.encode()).hexdigest()[:10]
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     cleaned = _UNSAFE_ID_CHARS.sub("_", call_id)
     return f"{cleaned}_{digest}" if cleaned else f"{prefix}{digest}"

@@ -205,6 +205,21 @@ _RESPONSES_ITEM = {
     "summary": [{"type": str, "text": str}],
     "encrypted_content": str,
 }
+_RESPONSES_CONTENT = [{"type": str, "text": str, "image_url": str}]
+_RESPONSES_INPUT_ITEM = {
+    "type": str,
+    "id": str,
+    "call_id": str,
+    "name": str,
+    "namespace": str,
+    "arguments": object,
+    "role": str,
+    "status": str,
+    "content": (str, _RESPONSES_CONTENT),
+    "output": (str, _RESPONSES_CONTENT),
+    "summary": [{"type": str, "text": str}],
+    "encrypted_content": str,
+}
 _RESPONSES_RESPONSE = {
     "id": str,
     "model": str,
@@ -238,7 +253,7 @@ _RESPONSES = {
     "request": {
         "model": str,
         "instructions": str,
-        "input": (str, [dict]),
+        "input": (str, [_RESPONSES_INPUT_ITEM]),
         "tools": [{"type": str, "name": str, "description": str, "parameters": dict}],
         "tool_choice": (str, dict),
         "max_output_tokens": int,
@@ -275,6 +290,9 @@ def find_bad_field(value: Any, shape: Shape, path: str = "") -> tuple[str, str] 
             stack.extend((item, expected[0], f"{where}[{i}]") for i, item in reversed(list(enumerate(current))))
         elif not _fits(current, expected):
             return where, _describe(expected)
+        elif isinstance(expected, tuple) and isinstance(current, list):
+            # `(str, [block])`: a list is read as that array of blocks, so its items are checked too
+            stack.extend((current, option, where) for option in expected if isinstance(option, list))
     return None
 
 

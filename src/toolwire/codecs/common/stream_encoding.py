@@ -340,7 +340,7 @@ def _whole_json(text: str) -> bool:
     """Whether a call's argument text so far is a complete JSON value (then nothing more is due)."""
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a `[[[[...` nested past the parser's stack is no value either
         return False
     return True
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from toolwire.errors import CodecError
@@ -20,11 +21,24 @@ __all__ = [
 
 
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dumps(value: Any) -> str:
-    """Compact JSON text with unicode kept readable: what codecs send as JSON strings."""
-    return _compact.encode(value)
+    r"""Compact JSON text with unicode kept readable: what codecs send as JSON strings.
+
+    A lone surrogate (`"\ud800"` is valid JSON, and Python reads it into a `str`) is written
+    as its `\uXXXX` escape, so the text always encodes as UTF-8 and the receiver reads back
+    the very string that was decoded: nothing is lost, nothing is refused.
+    """
+    text = _compact.encode(value)
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(_escape, text)  # outside strings JSON text has no such character
+
+
+def _escape(found: re.Match[str]) -> str:
+    return f"\\u{ord(found[0]):04x}"
 
 
 _IMAGE_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"))

@@ -103,8 +103,9 @@ def _select_tools(request: Request, warned: set[str]) -> list[ToolDefinition]:
     if isinstance(choice, NamedToolChoice):
         chosen = [t for t in request.tools if t.name == choice.name]
         if not chosen:
-            raise ValueError(
-                f"ollama tool_choice names {choice.name!r}, which is not among the request's tools; add it to tools."
+            raise CodecError(
+                f"ollama tool_choice names {choice.name!r}, which is not among the request's tools; add it to tools.",
+                provider=NAME,
             )
         warn_once(
             _logger,

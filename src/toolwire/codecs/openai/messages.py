@@ -155,7 +155,7 @@ def _wire_id(call_id: str, max_length: int | None) -> str:
     # are longer): shorten them deterministically, so a call and its result still pair up.
     if max_length is None or len(call_id) <= max_length:
         return call_id
-    return "call_" + hashlib.sha256(call_id.encode()).hexdigest()[: max_length - 5]
+    return "call_" + hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[: max_length - 5]
 
 
 def _encode_call(call: ToolCall, *, reply: bool, max_id_length: int | None) -> dict[str, Any]:

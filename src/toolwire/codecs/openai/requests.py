@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal, assert_never
 
+from toolwire.codecs.common.checks import sendable_schema
 from toolwire.codecs.common.degradations import warn_once
 from toolwire.codecs.common.wire import require_dict, stop_list
 from toolwire.codecs.openai.messages import NAME, decode_messages, encode_messages
@@ -148,7 +149,7 @@ class ChatRequests:
         if strict:
             from toolwire.schema import openai_strict_schema  # the schema layer loads on first strict tool
 
-            parameters = openai_strict_schema(parameters)
+            parameters = sendable_schema(NAME, tool, openai_strict_schema)
         if parameters is not None:
             function["parameters"] = parameters
         if strict is not None:

@@ -7,6 +7,7 @@ import binascii
 import logging
 from typing import Any, assert_never
 
+from toolwire.codecs.common.checks import sendable_schema
 from toolwire.codecs.common.conversation import split_leading_system
 from toolwire.codecs.common.degradations import warn_missing_options, warn_once
 from toolwire.codecs.common.wire import dumps, error_payload, read_error_payload, require_dict, sniff_image_type
@@ -168,7 +169,7 @@ def _encode_tool(tool: ToolDefinition) -> dict[str, Any]:
     if tool.description is not None:
         body["description"] = tool.description
     if tool.strict:
-        body["parameters"] = openai_strict_schema(tool.parameters)
+        body["parameters"] = sendable_schema(NAME, tool, openai_strict_schema)
     else:
         body["parameters"] = tool.parameters if tool.parameters is not None else {"type": "object", "properties": {}}
     # An omitted `strict` now means strict (OpenAI docs, 2026-04): opt out explicitly.
