@@ -25,6 +25,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "constrained": (3, "toolmodes"),
     "transport": (4, "transport"),
     "client": (5, "client"),
+    "address": (5, "client"),  # where a provider:model is reached (connect_http, check_target)
     "providers": (5, "client"),
     "session": (5, "client"),
     "testing": (6, "offline"),  # the scripted server: no model, no key

@@ -13,20 +13,25 @@ import asyncio
 import dataclasses
 import importlib
 import logging
-import os
-import re
 import threading
-import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar, assert_never, cast
 
+from toolwire._address import (
+    PARAM_OPTIONS,
+    api_root,
+    auth_headers,
+    check_target,
+    resolve_address,
+    secret_header_values,
+)
 from toolwire._definitions import ToolLike, as_definitions
 from toolwire.codecs import Codec, StreamDecoder, get_codec, guarded
 from toolwire.codecs.common.wire import dumps
-from toolwire.errors import AuthenticationError, CodecError, ProviderError, StreamError, ToolwireError
+from toolwire.errors import CodecError, ProviderError, StreamError, ToolwireError
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.schema import PORTABLE, SchemaSupport
 from toolwire.session import Session
@@ -73,97 +78,6 @@ _E = TypeVar("_E", bound=ToolwireError)
 _STOP = object()
 
 
-# Options every client accepts; the rest are per provider (`Provider.options`).
-_PARAM_OPTIONS = ("max_tokens", "temperature", "parallel_tool_calls", "extra")
-_CLIENT_OPTIONS = (
-    "retry_base_delay",
-    "retry_max_delay",
-    "headers",
-    "access_token",
-    "deadline",
-    "max_connections",
-    *_PARAM_OPTIONS,
-)
-
-
-def _parse_target(target: str) -> tuple[Provider, str]:
-    name, sep, model = target.partition(":")
-    known = ", ".join(sorted(PROVIDERS))
-    provider = PROVIDERS.get(name)
-    if provider is None:
-        raise ValueError(f"Unknown provider {name!r} in {target!r}; use one of: {known}.")
-    if not sep or not model:
-        raise ValueError(
-            f"No model in {target!r}; write 'provider:model', e.g. '{name}:my-model' (providers: {known})."
-        )
-    return provider, model
-
-
-def _option_values(provider: Provider, options: Mapping[str, Any]) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for name, (env_names, default) in provider.options.items():
-        value = options.get(name) or next((os.environ[e] for e in env_names if os.environ.get(e)), default)
-        if value is None:
-            env = " or ".join(env_names)
-            raise ValueError(f"{provider.name} needs the {name!r} option; pass {name}=... to connect() or set {env}.")
-        values[name] = str(value)
-    location = values.get("location")
-    if location is not None:
-        # Vertex's global endpoint has no region prefix in its host name.
-        values["location_host"] = (
-            "aiplatform.googleapis.com" if location == "global" else f"{location}-aiplatform.googleapis.com"
-        )
-    return values
-
-
-def _resolve_key(provider: Provider, api_key: str | None) -> str | None:
-    key = api_key or next((os.environ[e] for e in provider.key_env if os.environ.get(e)), None)
-    if key is None and provider.key_required:
-        where = " or ".join(provider.key_env)
-        raise AuthenticationError(
-            f"No API key for {provider.name}: pass api_key=... to connect() or set {where}.",
-            provider=provider.name,
-        )
-    return key
-
-
-_SECRET_HEADER = ("auth", "key", "token", "secret", "cookie", "signature", "password")
-
-
-def _secret_header_values(headers: Mapping[str, str]) -> list[str]:
-    """Values of `headers=` that carry credentials: scrubbed from errors like the API key."""
-    return [str(v) for k, v in headers.items() if any(word in k.lower() for word in _SECRET_HEADER)]
-
-
-def _auth_headers(provider: Provider, key: str | None) -> dict[str, str]:
-    headers = dict(provider.headers)
-    if key is None or provider.auth == "none":
-        return headers
-    if provider.auth == "bearer":
-        headers["authorization"] = f"Bearer {key}"
-    else:
-        headers[provider.auth] = key
-    return headers
-
-
-_VERSION = re.compile(r"/v\d+(?:(?:alpha|beta)\d*)?$")
-
-
-def api_root(provider: Provider, base_url: str) -> str:
-    """The URL the provider's paths go below: `base_url`, plus the version its SDK would add.
-
-    Raises:
-        ValueError: When `base_url` is not an http(s) URL with a host.
-    """
-    parts = urllib.parse.urlsplit(base_url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"base_url {base_url!r} for {provider.name} is not an http(s) URL; {provider.address_hint()}.")
-    root = base_url.rstrip("/")
-    if provider.version_segment and not _VERSION.search(parts.path.rstrip("/")):
-        root += provider.version_segment
-    return root
-
-
 def _load_codec(provider: Provider) -> Codec:
     if provider.profile is None:
         return get_codec(provider.codec)
@@ -203,15 +117,15 @@ def connect_http(
         ValueError: For an unknown provider, a missing model, base URL or option.
         AuthenticationError: When the provider needs a key and none was given or found.
     """
-    address = _address(target, api_key, base_url, options)
+    address = resolve_address(target, api_key, base_url, options)
     provider, key = address.provider, address.key
-    headers = _auth_headers(provider, key) | dict(options.get("headers") or {})
+    headers = auth_headers(provider, key) | dict(options.get("headers") or {})
     retry = RetryPolicy(
         max_retries=max_retries,
         base_delay=float(options.get("retry_base_delay", 0.5)),
         max_delay=float(options.get("retry_max_delay", 8.0)),
     )
-    secrets = [key or "", *_secret_header_values(options.get("headers") or {})]
+    secrets = [key or "", *secret_header_values(options.get("headers") or {})]
     deadline = options.get("deadline")
     transport = HttpTransport(
         provider=provider.name,
@@ -230,49 +144,7 @@ def connect_http(
         transport=transport,
         url=address.url,
         stream_url=address.stream_url,
-        defaults={k: options[k] for k in _PARAM_OPTIONS if k in options},
-    )
-
-
-def check_target(target: str, *, api_key: str | None = None, base_url: str | None = None, **options: Any) -> str:
-    """Check what `connect_http` would check, without building a client; return the call URL.
-
-    A gateway checks its routes at start with it, so a wrong route is said once, not per request.
-
-    Raises:
-        ValueError: For an unknown provider, a missing model, a missing or malformed base URL or option.
-        AuthenticationError: When the provider needs a key and none was given or found.
-    """
-    return _address(target, api_key, base_url, options).url
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Address:
-    provider: Provider
-    model: str
-    key: str | None
-    url: str
-    stream_url: str
-
-
-def _address(target: str, api_key: str | None, base_url: str | None, options: Mapping[str, Any]) -> _Address:
-    provider, model = _parse_target(target)
-    unknown = sorted(set(options) - set(_CLIENT_OPTIONS) - set(provider.options))
-    if unknown:
-        allowed = ", ".join(sorted({*_CLIENT_OPTIONS, *provider.options}))
-        raise ValueError(f"Unknown option(s) {', '.join(map(repr, unknown))} for {provider.name}; known: {allowed}.")
-    values = _option_values(provider, options)
-    url = base_url or provider.base_url
-    if url is None:
-        raise ValueError(f"{provider.name} needs base_url=..., the server's OpenAI-compatible URL ending in /v1.")
-    key = _resolve_key(provider, api_key or options.get("access_token"))
-    root = api_root(provider, url.format(**values))
-    return _Address(
-        provider=provider,
-        model=model,
-        key=key,
-        url=root + provider.path.format(model=model, **values),
-        stream_url=root + provider.stream_path.format(model=model, **values),
+        defaults={k: options[k] for k in PARAM_OPTIONS if k in options},
     )
 
 
