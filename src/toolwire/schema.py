@@ -590,6 +590,10 @@ class SchemaSupport:
         array_lengths: `minItems` / `maxItems`.
         refs: Local `$ref`s into the schema's own `$defs` (the reply schema shares its call
             alternatives that way; without it they are repeated where used).
+        string_char_pattern: For an engine whose own string rule is looser than JSON's, one
+            character of a string's JSON text as a regex; every string the tool leaves free (no
+            `pattern`, `enum`, `const` or `format`) gets `pattern: ^(<this>)*$`, its length
+            bounds folded in. Only for engines that read `pattern` as the string's JSON text.
     """
 
     pattern: bool = False
@@ -598,6 +602,7 @@ class SchemaSupport:
     string_lengths: bool = True
     array_lengths: bool = True
     refs: bool = True
+    string_char_pattern: str | None = None
 
     def drops(self, keyword: str, value: Any) -> bool:
         """Whether `keyword: value` is beyond this engine."""

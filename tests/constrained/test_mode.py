@@ -53,9 +53,14 @@ def area_arguments(bounds: bool) -> dict[str, Any]:
 NO_TOOL = call_schema("no_tool_fits", NO_TOOL_ARGUMENTS)
 
 
-def shared_schema(bounds: bool) -> dict[str, Any]:
+# llama-cpp-python's grammar lets raw newlines into strings: its profile holds free strings to JSON's text.
+JSON_TEXT = {"type": "string", "pattern": r'^([^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*$'}
+NO_TOOL_JSON_TEXT = call_schema("no_tool_fits", {**NO_TOOL_ARGUMENTS, "properties": {"reply": JSON_TEXT}})
+
+
+def shared_schema(bounds: bool, no_tool: dict[str, Any] = NO_TOOL) -> dict[str, Any]:
     ref = {"$ref": "#/$defs/call"}
-    calls = {"anyOf": [call_schema("triangle_area", area_arguments(bounds)), NO_TOOL]}
+    calls = {"anyOf": [call_schema("triangle_area", area_arguments(bounds)), no_tool]}
     return {"$defs": {"call": calls}, "anyOf": [counted(n, ref) for n in range(1, 5)]}
 
 
@@ -82,7 +87,11 @@ def ask(target: str, server: ScriptedServer, tools: list[ToolDefinition], choice
 @pytest.mark.parametrize(
     ("target", "key", "wire"),
     [
-        ("llama-cpp-python:m", "response_format", {"type": "json_object", "schema": shared_schema(bounds=False)}),
+        (
+            "llama-cpp-python:m",
+            "response_format",
+            {"type": "json_object", "schema": shared_schema(False, NO_TOOL_JSON_TEXT)},
+        ),
         (
             "llamacpp:m",
             "response_format",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import jsonschema
 import pytest
@@ -16,6 +17,7 @@ from tests.constrained._shapes import (
     call_schema,
     counted,
 )
+from toolwire.codecs.openai.profiles import PROFILES
 from toolwire.constrained import PORTABLE, SchemaSupport, loosen, reply_schema
 from toolwire.types import NamedToolChoice, ToolDefinition
 
@@ -150,3 +152,47 @@ def test_an_explicit_additional_properties_is_kept_and_the_input_is_untouched() 
     loosened, _ = loosen(schema)
     assert loosened["properties"]["tags"] == {"type": "object", "additionalProperties": {"type": "string"}}
     assert repr(schema) == before
+
+
+def test_free_strings_get_the_engines_string_pattern_with_their_lengths_folded_in() -> None:
+    # llama-cpp-python's string rule lets raw newlines in; its profile names JSON's own string
+    # character, which every free string then gets as its pattern (the converter reads it as text).
+    support = PROFILES["llama-cpp-python"].schema_support
+    char = support.string_char_pattern
+    assert char == r'[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}'
+    schema = {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "code": {"type": "string", "minLength": 3, "maxLength": 5},
+            "word": {"type": "string", "maxLength": 9},
+            "unit": {"type": "string", "enum": ["c", "f"]},
+            "zip": {"type": "string", "pattern": "^[0-9]{5}$"},
+            "day": {"type": "string", "format": "date"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+    }
+    loosened, notes = loosen(schema, support)
+    props = loosened["properties"]
+    assert notes == []
+    assert props["query"] == {"type": "string", "pattern": f"^({char})*$"}
+    assert props["code"]["pattern"] == f"^({char}){{3,5}}$"
+    assert props["word"]["pattern"] == f"^({char}){{0,9}}$"
+    assert props["tags"]["items"] == {"type": "string", "pattern": f"^({char})*$"}
+    assert [props[k] for k in ("unit", "zip", "day")] == [schema["properties"][k] for k in ("unit", "zip", "day")]  # type: ignore[index]
+    # As the engine reads it (the string's JSON text): escapes yes, raw control characters no.
+    text = re.compile(props["query"]["pattern"])
+    assert [bool(text.match(t)) for t in ['say \\"hi\\"\\n', "caf\\u00e9", "two\nlines", 'a"b', "tab\there"]] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert loosen(schema, PORTABLE)[0]["properties"]["query"] == {"type": "string"}
+    reply = reply_schema([AREA], support=support)
+    assert reply is not None
+    assert reply.schema["$defs"]["call"]["anyOf"][1]["properties"]["arguments"]["properties"]["reply"] == {
+        "type": "string",
+        "pattern": f"^({char})*$",
+    }

@@ -6,6 +6,10 @@ recursive references). `SchemaSupport` says, as data, what one engine takes; `lo
 rewrites the rest and returns one note per change, for a debug line. Loosening only widens what
 the engine accepts: the reply is still validated against the tool's own schema afterwards.
 
+Where the engine's own string rule lets in what JSON forbids (llama-cpp-python's takes raw
+newlines, so a small model can leave the structure through a string and write prose until the
+token limit), free strings get the profile's `string_char_pattern`; every value stays writable.
+
 Loosening also closes objects: an object schema that lists `properties` and says nothing about
 `additionalProperties` gets `additionalProperties: false`, since a grammar left open lets a
 small model invent parameters, and no tool wants parameters it never documented.
@@ -27,6 +31,8 @@ __all__ = ["PORTABLE", "SchemaSupport", "loosen"]
 _SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions"})
 _SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
 _SCHEMA_ONE = frozenset({"items", "additionalProperties"})
+# A string schema with one of these is already held to something narrower than free text.
+_FIXED_STRING_KEYS = frozenset({"pattern", "enum", "const", "format"})
 
 
 def loosen(schema: dict[str, Any], support: SchemaSupport = PORTABLE) -> tuple[dict[str, Any], list[str]]:
@@ -61,4 +67,18 @@ def _loosen_node(node: Any, support: SchemaSupport, path: str, notes: list[str])
             out[key] = value
     if "properties" in out and "additionalProperties" not in out:
         out["additionalProperties"] = False
+    if support.string_char_pattern and _is_free_string(out):
+        out["pattern"] = _string_pattern(support.string_char_pattern, out)
     return out
+
+
+def _is_free_string(node: dict[str, Any]) -> bool:
+    return node.get("type") == "string" and not _FIXED_STRING_KEYS & node.keys()
+
+
+def _string_pattern(char: str, node: dict[str, Any]) -> str:
+    low, high = node.get("minLength"), node.get("maxLength")
+    if isinstance(low, int) or isinstance(high, int):
+        bounds = f"{{{low if isinstance(low, int) else 0},{high if isinstance(high, int) else ''}}}"
+        return f"^({char}){bounds}$"
+    return f"^({char})*$"

@@ -1,4 +1,4 @@
-"""What each OpenAI-compatible server accepts, as data the `openai` codec reads (no branch on a name).
+r"""What each OpenAI-compatible server accepts, as data the `openai` codec reads (no branch on a name).
 
 llama-cpp-python's server (0.3.36, `--chat_format chatml-function-calling`), as measured by
 hand and by `tests/e2e` against SmolLM2-135M-Instruct:
@@ -21,7 +21,11 @@ hand and by `tests/e2e` against SmolLM2-135M-Instruct:
   `json_schema` is refused (HTTP 422). Its converter (llama_grammar.py) turns `pattern`,
   lengths, local `$ref`s and the formats date, time, date-time and uuid into grammar rules, not
   `minimum`/`maximum` (a TODO there); a schema it cannot convert is silently decoded as any
-  JSON, so toolwire sends only what it takes.
+  JSON, so toolwire sends only what it takes. Its string rule (`char ::= [^"\\] | "\\" ...`) lets
+  raw control characters into a string, which JSON forbids: SmolLM2 wrote a raw newline and
+  prose inside a string until the token limit (3 of 120 BFCL replies, bench/README.md).
+  llama-server's C++ converter leaves them out; llama-cpp-python gets `_JSON_STRING_CHAR` on
+  every free string (its converter reads `pattern` as the string's JSON text).
 
 Constrained tool mode (`toolwire.constrained`) reads `schema_form` and `schema_support`: how a
 schema is sent, and what the server's engine enforces (the rest is loosened before sending and
@@ -30,6 +34,7 @@ checked after the reply).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,6 +44,8 @@ __all__ = ["PROFILES", "OpenAIProfile"]
 
 # llama.cpp's JSON-Schema-to-grammar converters (llama-server's C++ one, llama-cpp-python's port).
 _LLAMA_CPP_GRAMMAR = SchemaSupport(pattern=True, formats=frozenset({"date", "time", "date-time", "uuid"}))
+# One character of a JSON string's text, as JSON defines it: no raw control characters.
+_JSON_STRING_CHAR = r'[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}'
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,7 +139,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         required_tool_choice=False,
         streamed_tool_choices="named",
         schema_form="json_object",
-        schema_support=_LLAMA_CPP_GRAMMAR,
+        schema_support=dataclasses.replace(_LLAMA_CPP_GRAMMAR, string_char_pattern=_JSON_STRING_CHAR),
     ),
     # vLLM started without --enable-auto-tool-choice/--tool-call-parser rejects `auto` (and tools
     # without a choice, which it reads as `auto`); `required` and named choices go through its
