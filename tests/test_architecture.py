@@ -24,6 +24,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "textcalls": (3, "toolmodes"),
     "constrained": (3, "toolmodes"),
     "transport": (4, "transport"),
+    "netio": (4, "transport"),  # httpx2's connections on asyncio transports
     "client": (5, "client"),
     "address": (5, "client"),  # where a provider:model is reached (connect_http, check_target)
     "providers": (5, "client"),
@@ -173,7 +174,7 @@ def test_only_transport_imports_httpx2_and_agent_never_imports_codecs() -> None:
     for path in _sources():
         name = _module_name(path)
         for imported in _imports(path):
-            if imported.split(".")[0] in ("httpx2", "httpx") and not name.startswith("toolwire.transport"):
+            if imported.split(".")[0] in ("httpx2", "httpcore2", "httpx") and _layer(name) != (4, "transport"):
                 violations.append(f"{name} imports {imported}")
             if name.startswith("toolwire.agent") and imported.startswith("toolwire.codecs"):
                 violations.append(f"{name} imports {imported}")

@@ -383,6 +383,8 @@ class HttpTransport:
     def _pool(self) -> httpx2.AsyncClient:
         import httpx2
 
+        from toolwire._netio import asyncio_transport
+
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
         if pool is None or pool.is_closed:
@@ -391,9 +393,8 @@ class HttpTransport:
             pool = httpx2.AsyncClient(
                 headers=self._headers,
                 timeout=httpx2.Timeout(self.timeout),
-                verify=_ssl_context(),
+                transport=asyncio_transport(verify=_ssl_context(), limits=limits),
                 trust_env=True,
-                limits=limits,
             )
             self._pools[loop] = pool
         return pool

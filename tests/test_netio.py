@@ -1,0 +1,174 @@
+"""httpx2 on toolwire's asyncio network backend: real sockets on 127.0.0.1, TLS, closes, stalls, big bodies."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import ssl
+import subprocess
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpcore2
+import httpx2
+import pytest
+
+from toolwire._netio import AsyncioBackend, asyncio_transport
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@asynccontextmanager
+async def server(handler: Handler, tls: ssl.SSLContext | None = None) -> AsyncIterator[int]:
+    handling: set[asyncio.Task[None]] = set()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        handling.add(asyncio.current_task())  # type: ignore[arg-type]
+        try:
+            await handler(reader, writer)
+        finally:
+            writer.close()
+
+    listening = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=tls)
+    try:
+        yield listening.sockets[0].getsockname()[1]
+    finally:
+        listening.close()
+        for task in handling:
+            task.cancel()
+        await asyncio.gather(*handling, return_exceptions=True)
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    lengths = [int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")]
+    length = lengths[0] if lengths else 0
+    return await reader.readexactly(length)
+
+
+def reply(body: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def client(timeout: float = 5.0) -> httpx2.AsyncClient:
+    limits = httpx2.Limits(max_connections=10, max_keepalive_connections=5)
+    transport = asyncio_transport(verify=ssl.create_default_context(), limits=limits)
+    return httpx2.AsyncClient(transport=transport, timeout=timeout)
+
+
+async def test_requests_share_a_connection_and_bodies_arrive_whole() -> None:
+    connections = 0
+    big = bytes(range(256)) * 20_000  # 5 MB each way: the transport's back-pressure on both sides
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        while not reader.at_eof():
+            try:
+                body = await read_request(reader)
+            except asyncio.IncompleteReadError:
+                break
+            writer.write(reply(body[::-1]))
+            await writer.drain()
+
+    async with server(handle) as port, client() as http:
+        first = await http.post(f"http://127.0.0.1:{port}/", content=big)
+        second = await http.post(f"http://127.0.0.1:{port}/", content=b"abc")
+    assert (first.status_code, first.content == big[::-1], second.content) == (200, True, b"cba")
+    assert connections == 1
+
+
+async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None:
+    connections = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        await read_request(reader)
+        writer.write(reply(b"once"))  # keep-alive promised, then the server closes anyway
+        await writer.drain()
+        writer.close()
+
+    async with server(handle) as port, client() as http:
+        answers = []
+        for _ in range(3):
+            answers.append((await http.get(f"http://127.0.0.1:{port}/")).text)
+            await asyncio.sleep(0.05)  # the close reaches the client while the connection is idle
+    assert answers == ["once"] * 3
+    assert connections == 3
+
+
+async def test_stalls_closes_and_refusals_are_httpx2_errors() -> None:
+    async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nhalf")
+        await writer.drain()
+        await asyncio.sleep(5)
+
+    async def cut(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nhalf")
+        writer.close()
+
+    async with server(stall) as port, client(timeout=0.2) as http:
+        with pytest.raises(httpx2.ReadTimeout):
+            await http.get(f"http://127.0.0.1:{port}/")
+    async with server(cut) as port, client() as http:
+        with pytest.raises(httpx2.RemoteProtocolError, match="peer closed connection"):
+            await http.get(f"http://127.0.0.1:{port}/")
+    async with server(cut) as port:
+        pass  # the port is free again: nothing listens there
+    async with client() as http:
+        with pytest.raises(httpx2.ConnectError, match=r"^Connection refused$"):
+            await http.get(f"http://127.0.0.1:{port}/")
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed: no certificate to test TLS with")
+async def test_tls_through_start_tls_with_the_callers_context(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(cert, key)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        body = await read_request(reader)
+        writer.write(reply(b"secret " + body))
+        await writer.drain()
+        await reader.read()  # open until the client closes
+
+    trusting = ssl.create_default_context(cafile=str(cert))
+    limits = httpx2.Limits(max_connections=2)
+    async with server(handle, served) as port:
+        async with httpx2.AsyncClient(transport=asyncio_transport(verify=trusting, limits=limits)) as http:
+            answer = await http.post(f"https://127.0.0.1:{port}/", content=b"hello")
+            assert answer.text == "secret hello"
+            assert answer.extensions["network_stream"].get_extra_info("ssl_object").version().startswith("TLS")
+        async with client() as untrusting:  # the system's CAs do not know this certificate
+            with pytest.raises(httpx2.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await untrusting.get(f"https://127.0.0.1:{port}/")
+
+
+async def test_the_backend_alone_reports_httpcore2_errors() -> None:
+    backend = AsyncioBackend()
+    async with server(lambda r, w: asyncio.sleep(0)) as port:
+        pass
+    with pytest.raises(httpcore2.ConnectError):
+        await backend.connect_tcp("127.0.0.1", port, timeout=1)
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(1)
+
+    async with server(silent) as port:
+        stream = await backend.connect_tcp("127.0.0.1", port, timeout=1)
+        with pytest.raises(httpcore2.ReadTimeout):
+            await stream.read(10, timeout=0.05)
+        assert stream.get_extra_info("server_addr") == ("127.0.0.1", port)
+        assert stream.get_extra_info("is_readable") is False
+        await stream.aclose()
+        with pytest.raises(httpcore2.WriteError):
+            await stream.write(b"x")
