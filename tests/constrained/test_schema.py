@@ -196,3 +196,27 @@ def test_free_strings_get_the_engines_string_pattern_with_their_lengths_folded_i
         "type": "string",
         "pattern": f"^({char})*$",
     }
+
+
+def test_required_names_without_properties_become_properties_so_the_grammar_writes_them() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "population": {"type": "object", "required": ["adults", "children"]},
+            "home": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city", "zip"]},
+        },
+        "required": ["population"],
+    }
+    loosened, notes = loosen(schema)
+    props = loosened["properties"]
+    assert props["population"] == {
+        "type": "object",
+        "required": ["adults", "children"],
+        "properties": {"adults": {}, "children": {}},
+        "additionalProperties": False,
+    }
+    assert props["home"]["properties"] == {"city": {"type": "string"}, "zip": {}}
+    assert notes == []
+    validator = jsonschema.Draft202012Validator(loosened)
+    assert validator.is_valid({"population": {"adults": 2, "children": 1}})
+    assert not validator.is_valid({"population": {"type": "number", "value": 10}})  # what SmolLM2 wrote

@@ -12,7 +12,10 @@ token limit), free strings get the profile's `string_char_pattern`; every value 
 
 Loosening also closes objects: an object schema that lists `properties` and says nothing about
 `additionalProperties` gets `additionalProperties: false`, since a grammar left open lets a
-small model invent parameters, and no tool wants parameters it never documented.
+small model invent parameters, and no tool wants parameters it never documented. A name listed
+in `required` but not in `properties` gets a property of any value first (BFCL's
+`{"type": "dict", "required": ["adults", ...]}`): left out, the grammar would let the model
+write any object and the call would fail its own schema.
 
 `SchemaSupport` itself lives in `toolwire.schema`, where the codecs' server profiles can name
 it. Imports only `toolwire.schema` and the standard library.
@@ -65,11 +68,27 @@ def _loosen_node(node: Any, support: SchemaSupport, path: str, notes: list[str])
             out[key] = _loosen_node(value, support, f"{path}[]", notes)
         else:
             out[key] = value
+    _name_required(out)
     if "properties" in out and "additionalProperties" not in out:
         out["additionalProperties"] = False
     if support.string_char_pattern and _is_free_string(out):
         out["pattern"] = _string_pattern(support.string_char_pattern, out)
     return out
+
+
+def _name_required(node: dict[str, Any]) -> None:
+    """Give each required name a property: a grammar only writes the keys `properties` lists."""
+    required = node.get("required")
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+        return
+    properties = node.get("properties")
+    if not isinstance(properties, dict):
+        properties = {} if "properties" not in node else None
+    if properties is None:
+        return
+    missing = [name for name in required if name not in properties]
+    if missing:
+        node["properties"] = {**properties, **{name: {} for name in missing}}
 
 
 def _is_free_string(node: dict[str, Any]) -> bool:
