@@ -6,7 +6,7 @@ upstream provider, and tools, calls, results and streams are translated exactly.
 `toolwire serve`, or embed `create_app(config)` in any ASGI server.
 
 Sits in the runtime layer: imports the client layer, the codecs and `toolwire.textcalls`,
-plus starlette and anyio (the `serve` extra); nothing in toolwire's core imports it.
+plus starlette (the `serve` extra); nothing in toolwire's core imports it.
 """
 
 from __future__ import annotations

@@ -4,12 +4,13 @@ Every request is checked in order: the gateway key (401), the JSON body (400 nam
 wrong), the model's route (404 naming the model and the patterns); each failure answers in
 the client's own protocol. Then the exchange runs while a watcher waits for the client to
 hang up: a disconnect cancels the exchange, and with it the upstream request. One log line
-per request says where it went and how it ended. Imports starlette and anyio (the `serve`
+per request says where it went and how it ended. Imports starlette (the `serve`
 extra) and the gateway's own modules.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import os
@@ -22,7 +23,6 @@ from functools import partial
 from types import FrameType
 from typing import Any, Protocol
 
-import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -198,12 +198,17 @@ class _ExchangeResponse:
                 self.ended = True
 
         with gateway_span(self.request.method, self.request.url.path, _span_attributes(ex)) as span:
+            running = asyncio.current_task()
+            assert running is not None
+            # A plain task, not anyio's task group: that cost ~0.13 ms before the first byte.
+            watcher = asyncio.get_running_loop().create_task(self._watch_disconnect(receive, running))
             try:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(self._watch_disconnect, receive, group.cancel_scope)
-                    await self._run(timed_send)
-                    group.cancel_scope.cancel()
+                await self._run(timed_send)
+            except asyncio.CancelledError:
+                if not self.hung_up or running.uncancel() > 0:
+                    raise  # cancelled from outside (shutdown): not ours to swallow
             finally:
+                watcher.cancel()
                 _log(self.request, ex, self.status, self.started, self.hung_up)
                 outcome = {
                     "toolwire.gateway.mode": ex.mode,
@@ -226,7 +231,7 @@ class _ExchangeResponse:
                     )
                 )
 
-    async def _watch_disconnect(self, receive: Receive, scope: anyio.CancelScope) -> None:
+    async def _watch_disconnect(self, receive: Receive, exchange: asyncio.Task[Any]) -> None:
         """Cancel the exchange (and its upstream request) when the client hangs up mid-reply.
 
         uvicorn also reports `http.disconnect` once the reply has ended: that is no hang-up.
@@ -236,7 +241,7 @@ class _ExchangeResponse:
             if message["type"] == "http.disconnect":
                 if not self.ended:
                     self.hung_up = True
-                    scope.cancel()
+                    exchange.cancel()
                 return
 
     async def _run(self, send: Send) -> None:
