@@ -78,15 +78,10 @@ def _loosen_node(node: Any, support: SchemaSupport, path: str, notes: list[str])
 
 def _name_required(node: dict[str, Any]) -> None:
     """Give each required name a property: a grammar only writes the keys `properties` lists."""
-    required = node.get("required")
-    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+    required, properties = node.get("required"), node.get("properties", {})
+    if not isinstance(required, list) or not isinstance(properties, dict):
         return
-    properties = node.get("properties")
-    if not isinstance(properties, dict):
-        properties = {} if "properties" not in node else None
-    if properties is None:
-        return
-    missing = [name for name in required if name not in properties]
+    missing = [name for name in required if isinstance(name, str) and name not in properties]
     if missing:
         node["properties"] = {**properties, **{name: {} for name in missing}}
 
