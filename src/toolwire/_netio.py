@@ -43,7 +43,7 @@ class _Buffer(asyncio.Protocol):
         self.error: BaseException | None = None
         self._reader: asyncio.Future[None] | None = None
         self._writable: asyncio.Future[None] | None = None
-        self._paused = False
+        self.write_paused = False  # the transport asked for back-pressure
         self._reading_paused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -69,10 +69,10 @@ class _Buffer(asyncio.Protocol):
             self._writable.set_result(None)
 
     def pause_writing(self) -> None:
-        self._paused = True
+        self.write_paused = True
 
     def resume_writing(self) -> None:
-        self._paused = False
+        self.write_paused = False
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
 
@@ -92,7 +92,7 @@ class _Buffer(asyncio.Protocol):
             self._reader = None
 
     async def drained(self) -> None:
-        while self._paused and self.error is None and not self.eof:
+        while self.write_paused and self.error is None and not self.eof:
             self._writable = asyncio.get_running_loop().create_future()
             try:
                 await self._writable
@@ -131,7 +131,7 @@ class _Stream(httpcore2.AsyncNetworkStream):
         if buffer.error is not None or self._transport.is_closing():
             raise httpcore2.WriteError(str(buffer.error or "the connection is closed"))
         self._transport.write(data)
-        if buffer._paused:
+        if buffer.write_paused:
             try:
                 async with asyncio.timeout(timeout):
                     await buffer.drained()
