@@ -208,9 +208,7 @@ def test_an_upstream_that_is_down_is_a_502(gateway: Gateway, http: httpx2.Client
     error = response.json()
     text = error["error"] if protocol == "ollama" else error["error"]["message"]
     assert text.startswith("The upstream failed: Could not reach openai at http://127.0.0.1:")
-    assert text.endswith(
-        "/v1/chat/completions: ConnectError: Connection refused; check base_url and the network."
-    )
+    assert text.endswith("/v1/chat/completions: ConnectError: Connection refused; check base_url and the network.")
 
 
 @pytest.mark.parametrize("stream", [False, True])
