@@ -10,7 +10,6 @@ from every error and never logged.
 from __future__ import annotations
 
 import asyncio
-import base64
 import builtins
 import email.utils
 import functools
@@ -25,6 +24,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
 
+from toolwire._secrets import credential_parts, scrub_error
 from toolwire.codecs.common.wire import dumps
 from toolwire.errors import (
     AuthenticationError,
@@ -185,56 +185,6 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 # errors
-
-
-_SHORT_SECRET = 6
-"""Shorter values are not redacted: no provider issues such keys, and replacing `a` or `test`
-everywhere would mangle the very message meant to help (dummy keys for local servers are short)."""
-
-
-def _redact(value: Any, secrets: Iterable[str]) -> Any:
-    if isinstance(value, str):
-        for secret in secrets:
-            if len(secret) >= _SHORT_SECRET:
-                value = value.replace(secret, "[redacted]")
-        return value
-    if isinstance(value, dict):
-        return {k: _redact(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact(v, secrets) for v in value]
-    return value
-
-
-def credential_parts(value: str) -> list[str]:
-    """What a credential header value can show up as in a provider's error text.
-
-    Providers echo the bare token ("Incorrect API key provided: TOK"), not `Bearer TOK`, and a
-    `Basic` value is base64 of `user:password`: each of those parts is scrubbed too.
-    """
-    parts = [value]
-    scheme, _, token = value.strip().partition(" ")
-    token = token.strip()
-    if not token:
-        return parts
-    parts.append(token)
-    if scheme.lower() == "basic":
-        try:
-            decoded = base64.b64decode(token, validate=True).decode("utf-8")
-        except (ValueError, UnicodeDecodeError):
-            return parts
-        parts.append(decoded)
-        parts.extend(part for part in decoded.split(":", 1)[1:] if part)
-    return parts
-
-
-def scrub_error(error: _E, secrets: Iterable[str]) -> _E:
-    """Remove every secret from an error's message, args and body, in place; returns it."""
-    secrets = [s for s in secrets if s]
-    if secrets:
-        error.message = _redact(error.message, secrets)
-        error.args = tuple(_redact(a, secrets) for a in error.args)
-        error.body = _redact(error.body, secrets)
-    return error
 
 
 def _error_message(body: Any, text: str) -> str:
