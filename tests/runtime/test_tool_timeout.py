@@ -125,14 +125,18 @@ def deaf_tool(released: asyncio.Event) -> Tool:
     @tool(risk="low", timeout=0.2)
     async def deaf() -> str:
         """Swallows every cancellation, retrying forever."""
-        for _ in range(600):
-            if released.is_set():
-                break
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.sleep(0.1)
-        return "unreachable"
+        return await swallow_cancellation_until(released)
 
     return deaf
+
+
+async def swallow_cancellation_until(released: asyncio.Event) -> str:
+    for _ in range(600):
+        if released.is_set():
+            break
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(0.1)
+    return "unreachable"
 
 
 async def test_an_async_tool_that_swallows_cancellation_is_reported_and_left_behind(
@@ -160,12 +164,7 @@ async def test_cancelling_a_run_does_not_wait_for_a_tool_that_swallows_cancellat
     async def deaf_forever() -> str:
         """Swallows every cancellation (until the test ends)."""
         signal.set()
-        for _ in range(600):
-            if released.is_set():
-                break
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.sleep(0.1)
-        return "unreachable"
+        return await swallow_cancellation_until(released)
 
     agent = Agent(two_calls("deaf_forever"), [deaf_forever], context=ToolContext(cancel=signal))
     result = await agent.run("go")
