@@ -588,8 +588,6 @@ class SchemaSupport:
         numeric_bounds: `minimum`, `maximum`, their exclusive forms and `multipleOf`.
         string_lengths: `minLength` / `maxLength`.
         array_lengths: `minItems` / `maxItems`.
-        refs: Local `$ref`s into the schema's own `$defs` (the reply schema shares its call
-            alternatives that way; without it they are repeated where used).
         string_char_pattern: For an engine whose own string rule is looser than JSON's, one
             character of a string's JSON text as a regex; every string the tool leaves free (no
             `pattern`, `enum`, `const` or `format`) gets `pattern: ^(<this>)*$`, its length
@@ -601,7 +599,6 @@ class SchemaSupport:
     numeric_bounds: bool = False
     string_lengths: bool = True
     array_lengths: bool = True
-    refs: bool = True
     string_char_pattern: str | None = None
 
     def drops(self, keyword: str, value: Any) -> bool:

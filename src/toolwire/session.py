@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequen
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from toolwire._definitions import as_definitions
-from toolwire.constrained import PORTABLE, ReplyFilter, calls_from_reply, constrained_request
+from toolwire.constrained import PORTABLE, ReplyFilter, answer_request, calls_from_reply, constrained_request
 from toolwire.errors import BadRequestError
 from toolwire.textcalls import TOOL_MODES, ToolMode, calls_from_text, to_text_messages
 from toolwire.types import (
@@ -127,13 +127,22 @@ async def _ask_constrained(
     request = client.build_request(messages, tools=tools, tool_choice=tool_choice)
     sent, reply = constrained_request(request, getattr(client, "schema_support", PORTABLE))
     raw: Response = await client.complete_request(sent)
-    return raw if reply is None else calls_from_reply(raw, reply)[0]  # no reply schema: tool_choice "none"
+    if reply is None:  # no reply schema: tool_choice "none"
+        return raw
+    response, found = calls_from_reply(raw, reply)
+    if found.answer_due:
+        answer: Response = await client.complete_request(answer_request(request))
+        return answer
+    return response
 
 
 async def constrained_stream(
     client: Any, messages: Sequence[Message], tools: Sequence[Any], tool_choice: ToolChoice | None = None
 ) -> AsyncIterator[StreamEvent]:
-    """One constrained reply streamed: an answer's text as it is written, calls whole at the end, then `Done`."""
+    """One constrained reply streamed: calls whole at the end, then `Done`.
+
+    When the model called nothing, the answer's stream (`answer_request`) follows, as it is written.
+    """
     request = client.build_request(messages, tools=as_definitions(tools), tool_choice=tool_choice, stream=True)
     sent, reply = constrained_request(request, getattr(client, "schema_support", PORTABLE))
     rewrite = ReplyFilter(reply) if reply is not None else None
@@ -142,6 +151,10 @@ async def constrained_stream(
         for out in rewrite.feed(event) if rewrite is not None else [event]:
             done = done or isinstance(out, Done)
             yield out
+    if rewrite is not None and rewrite.answer_due:
+        async for event in client.stream_request(answer_request(request)):
+            done = done or isinstance(event, Done)
+            yield event
     if not done:
         raise RuntimeError("The client's stream ended without a Done event.")
 

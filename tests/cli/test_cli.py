@@ -578,16 +578,16 @@ def test_subcommand_help_points_to_the_main_help_instead_of_repeating_it(project
 
 
 def test_run_in_constrained_mode_reads_calls_from_the_json_the_server_was_held_to(project: Path) -> None:
-    call = {"call_count": 1, "tool_calls": [{"name": "read", "arguments": {"path": "hello.txt"}}]}
-    answer = {"call_count": 1, "tool_calls": [{"name": "no_tool_fits", "arguments": {"reply": "It says hi."}}]}
-    with ScriptedServer([json.dumps(call), json.dumps(answer)]) as server:
+    call = [{"name": "read", "arguments": {"path": "hello.txt"}}]
+    with ScriptedServer([json.dumps(call), "[]", "It says hi."]) as server:
         flags = ["--provider", "llama-cpp-python", "--model", "m", "--base-url", server.base_url + "/v1"]
         done = toolwire("run", *flags, "--tool-mode", "constrained", "what does hello.txt say?", cwd=project)
     assert (done.returncode, done.stdout) == (0, "It says hi.\n")
     assert '→ read(path="hello.txt")\n' in done.stderr and "{" not in done.stderr  # no JSON shown
-    first, second = (r.body for r in server.requests)
+    first, second, answer = (r.body for r in server.requests)
     assert first["response_format"]["type"] == "json_object" and "tools" not in first
-    names = [c["properties"]["name"]["const"] for c in first["response_format"]["schema"]["$defs"]["call"]["anyOf"]]
-    assert names == [*STANDARD, "no_tool_fits"]
+    names = [c["properties"]["name"]["const"] for c in first["response_format"]["schema"]["items"]["anyOf"]]
+    assert names == STANDARD
     assert second["messages"][-2]["content"] == json.dumps(call)
     assert second["messages"][-1]["content"].endswith("     1\thi from the file")
+    assert "response_format" not in answer and answer["messages"][1:] == second["messages"][1:]

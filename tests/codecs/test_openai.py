@@ -43,7 +43,7 @@ from toolwire.codecs import get_codec
 from toolwire.codecs.openai import CODEC, OpenAICodec
 from toolwire.codecs.openai.profiles import PROFILES, OpenAIProfile
 from toolwire.errors import CodecError
-from toolwire.schema import SchemaSupport, openai_strict_schema
+from toolwire.schema import PORTABLE, SchemaSupport, openai_strict_schema
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openai"
 LOGGER = "toolwire.codecs.openai"
@@ -110,7 +110,7 @@ def test_profiles_are_data() -> None:
         schema_support=SchemaSupport(pattern=True, formats=frozenset({"date", "time", "date-time", "uuid"})),
     )
     assert (PROFILES["llama-cpp-python"].schema_form, PROFILES["openai"].schema_form) == ("json_object", "json_schema")
-    assert PROFILES["ollama-openai"].schema_support == SchemaSupport(refs=False)
+    assert PROFILES["ollama-openai"].schema_support == PORTABLE
     assert PROFILES["openai"].max_tokens_field == "max_completion_tokens"
     assert PROFILES["openai"].max_call_id_length == 40
     assert PROFILES["vllm"].max_tokens_field == "max_tokens"

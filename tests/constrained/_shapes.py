@@ -24,12 +24,6 @@ WEATHER = ToolDefinition(
         "required": ["city"],
     },
 )
-NO_TOOL_ARGUMENTS = {
-    "type": "object",
-    "properties": {"reply": {"type": "string"}},
-    "required": ["reply"],
-    "additionalProperties": False,
-}
 AREA_ARGUMENTS = {**(AREA.parameters or {}), "additionalProperties": False}
 WEATHER_ARGUMENTS = {
     "type": "object",
@@ -48,13 +42,5 @@ def call_schema(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def counted(count: int, items: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "call_count": {"const": count},
-            "tool_calls": {"type": "array", "items": items, "minItems": count, "maxItems": count},
-        },
-        "required": ["call_count", "tool_calls"],
-        "additionalProperties": False,
-    }
+def listed(items: dict[str, Any], least: int, most: int) -> dict[str, Any]:
+    return {"type": "array", "items": items, "minItems": least, "maxItems": most}

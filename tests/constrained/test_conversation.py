@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 
-from toolwire.constrained import calls_from_reply, constrained_request, render_constrained_prompt, reply_schema
+from toolwire.constrained import (
+    answer_request,
+    calls_from_reply,
+    constrained_request,
+    render_constrained_prompt,
+    reply_schema,
+)
 from toolwire.testing import ScriptedServer
 from toolwire.types import (
     AssistantMessage,
@@ -30,19 +36,32 @@ AREA = ToolDefinition(
 )
 
 
-def test_the_prompt_names_each_tool_with_its_parameters_and_both_reply_shapes() -> None:
+def test_the_prompt_is_the_function_calling_prompt_small_models_learned_with_the_tools_as_json() -> None:
     reply = reply_schema([AREA])
     assert reply is not None
+    tools = json.dumps([{"name": "triangle_area", "description": "Area of a triangle.", "parameters": AREA.parameters}])
     assert render_constrained_prompt(reply) == (
-        "You can use these tools:\n"
-        "- no_tool_fits(reply: string): use this when none of the other tools fits the request\n"
-        '- triangle_area(base: integer, height: number, unit?: "cm" | "m"): Area of a triangle.\n'
-        "\n"
-        'Reply {"call_count": <n>, "tool_calls": [<n calls like {"name": "<tool>", "arguments": {...}}>]} '
-        "where n is the number of separate things the user asks for."
+        "You are an expert in composing functions. You are given a question and a set of possible functions.\n"
+        "Based on the question, you will need to make one or more function/tool calls to achieve the purpose.\n"
+        "If none of the functions can be used, point it out and refuse to answer.\n"
+        "If the given question lacks the parameters required by the function, also point it out.\n"
+        "You have access to the following tools:\n"
+        f"<tools>{tools}</tools>\n"
+        "The output MUST strictly adhere to the following format, and NO other text MUST be included.\n"
+        "The example format is as follows. Please make sure the parameter type is correct. "
+        "If no function call is needed, please make the tool calls an empty list '[]'.\n"
+        "<tool_call>[\n"
+        '{"name": "func_name1", "arguments": {"argument1": "value1", "argument2": "value2"}},\n'
+        "(more tool calls as required)\n"
+        "]</tool_call>"
     )
-    required = reply_schema([AREA], "required")
-    assert required is not None and "no_tool_fits" not in render_constrained_prompt(required)
+    one = reply_schema([AREA], "required", parallel_tool_calls=False)
+    assert one is not None
+    assert render_constrained_prompt(one).endswith(
+        "Please make sure the parameter type is correct.\n<tool_call>[\n"
+        '{"name": "func_name1", "arguments": {"argument1": "value1", "argument2": "value2"}}\n]</tool_call>'
+    )
+    assert "If none of the functions" not in render_constrained_prompt(one)
 
 
 def test_the_request_carries_the_schema_not_the_tools_and_the_history_in_the_reply_shape() -> None:
@@ -67,13 +86,12 @@ def test_the_request_carries_the_schema_not_the_tools_and_the_history_in_the_rep
     assert sent.response_format is not None and sent.response_format.schema == reply.schema
     assert sent.response_format.name == "tool_reply"
     as_sent = {"name": "triangle_area", "arguments": {"base": 3, "height": 4}}
-    answered = {"name": "no_tool_fits", "arguments": {"reply": "It is 6."}}
     assert sent.messages == [
         SystemMessage(content="Be brief.\n\n" + render_constrained_prompt(reply)),
         UserMessage(content="Area of 3 by 4?"),
-        AssistantMessage(parts=[TextPart(text=json.dumps({"call_count": 1, "tool_calls": [as_sent]}))]),
+        AssistantMessage(parts=[TextPart(text=json.dumps([as_sent]))]),
         UserMessage(content="TOOL_RESULT (result) for triangle_area [call_1]:\n6"),
-        AssistantMessage(parts=[TextPart(text=json.dumps({"call_count": 1, "tool_calls": [answered]}))]),
+        AssistantMessage(parts=[TextPart(text="It is 6.")]),
         UserMessage(content="And 5 by 2?"),
     ]
 
@@ -86,9 +104,7 @@ def test_tool_choice_none_sends_a_plain_request() -> None:
 
 
 def test_a_round_trip_through_a_real_server_gives_ordinary_tool_calls() -> None:
-    answer = json.dumps(
-        {"call_count": 1, "tool_calls": [{"name": "triangle_area", "arguments": {"base": 5, "height": 2}}]}
-    )
+    answer = json.dumps([{"name": "triangle_area", "arguments": {"base": 5, "height": 2}}])
     request = Request(
         model="m", messages=[UserMessage(content="5 by 2?")], tools=[AREA], tool_choice=NamedToolChoice("triangle_area")
     )
@@ -110,19 +126,36 @@ def test_a_round_trip_through_a_real_server_gives_ordinary_tool_calls() -> None:
     assert decoded.text == ""
 
 
-def test_an_answer_comes_back_as_text_with_the_stop_reason_unchanged() -> None:
+def test_no_call_comes_back_empty_with_the_answer_due_and_the_answer_request_is_plain() -> None:
     reply = reply_schema([AREA])
     assert reply is not None
-    answer = {
-        "call_count": 1,
-        "tool_calls": [{"name": "no_tool_fits", "arguments": {"reply": "I cannot measure that."}}],
-    }
-    with ScriptedServer([json.dumps(answer)]) as server, server.connect("openai:m") as client:
-        response = client.complete_sync("hi")
+    call = ToolCall(id="call_1", name="triangle_area", arguments={"base": 3, "height": 4})
+    history = [
+        SystemMessage(content="Be brief."),
+        UserMessage(content="Area of 3 by 4?"),
+        AssistantMessage(parts=[call]),
+        ToolResult.text(call, "6"),
+    ]
+    request = Request(model="m", messages=history, tools=[AREA], tool_choice="auto", parallel_tool_calls=True)
+    with ScriptedServer(["[]"]) as server, server.connect("openai:m") as client:
+        response = client.run_sync(client.complete_request(constrained_request(request)[0]))
     decoded, found = calls_from_reply(response, reply)
-    assert (decoded.text, decoded.tool_calls, decoded.stop_reason, found.parsed) == (
-        "I cannot measure that.",
+    assert (decoded.text, decoded.tool_calls, decoded.stop_reason) == ("", [], StopReason.END_TURN)
+    assert (found.answer_due, found.parsed, found.notes) == (True, True, [])
+    answer = answer_request(request)
+    assert (answer.tools, answer.tool_choice, answer.parallel_tool_calls, answer.response_format) == (
         [],
-        StopReason.END_TURN,
-        True,
+        None,
+        None,
+        None,
     )
+    assert answer.messages == [
+        SystemMessage(content="Be brief."),
+        UserMessage(content="Area of 3 by 4?"),
+        AssistantMessage(parts=[TextPart(text='[{"name": "triangle_area", "arguments": {"base": 3, "height": 4}}]')]),
+        UserMessage(content="TOOL_RESULT (result) for triangle_area [call_1]:\n6"),
+    ]
+    required = reply_schema([AREA], "required")
+    assert required is not None
+    _, unasked = calls_from_reply(response, required)
+    assert (unasked.answer_due, unasked.notes) == (False, ["no call, where tool_choice asked for one"])

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.constrained._shapes import AREA as SHARED_AREA
-from tests.constrained._shapes import NO_TOOL_ARGUMENTS, WEATHER, call_schema, counted
+from tests.constrained._shapes import WEATHER, call_schema, listed
 from toolwire import Agent, tool
 from toolwire.session import ask_model
 from toolwire.testing import ScriptedServer
@@ -50,27 +50,12 @@ def area_arguments(bounds: bool) -> dict[str, Any]:
     }
 
 
-NO_TOOL = call_schema("no_tool_fits", NO_TOOL_ARGUMENTS)
-
-
-# llama-cpp-python's grammar lets raw newlines into strings: its profile holds free strings to JSON's text.
-JSON_TEXT = {"type": "string", "pattern": r'^([^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*$'}
-NO_TOOL_JSON_TEXT = call_schema("no_tool_fits", {**NO_TOOL_ARGUMENTS, "properties": {"reply": JSON_TEXT}})
-
-
-def shared_schema(bounds: bool, no_tool: dict[str, Any] = NO_TOOL) -> dict[str, Any]:
-    ref = {"$ref": "#/$defs/call"}
-    calls = {"anyOf": [call_schema("triangle_area", area_arguments(bounds)), no_tool]}
-    return {"$defs": {"call": calls}, "anyOf": [counted(n, ref) for n in range(1, 5)]}
-
-
-def answer(text: str) -> str:
-    return json.dumps({"call_count": 1, "tool_calls": [{"name": "no_tool_fits", "arguments": {"reply": text}}]})
+def area_list(bounds: bool) -> dict[str, Any]:
+    return listed(call_schema("triangle_area", area_arguments(bounds)), 0, 4)
 
 
 def calls(*pairs: tuple[str, dict[str, Any]]) -> str:
-    listed = [{"name": name, "arguments": arguments} for name, arguments in pairs]
-    return json.dumps({"call_count": len(listed), "tool_calls": listed})
+    return json.dumps([{"name": name, "arguments": arguments} for name, arguments in pairs])
 
 
 def ask(target: str, server: ScriptedServer, tools: list[ToolDefinition], choice: Any = None) -> Any:
@@ -87,37 +72,18 @@ def ask(target: str, server: ScriptedServer, tools: list[ToolDefinition], choice
 @pytest.mark.parametrize(
     ("target", "key", "wire"),
     [
-        (
-            "llama-cpp-python:m",
-            "response_format",
-            {"type": "json_object", "schema": shared_schema(False, NO_TOOL_JSON_TEXT)},
-        ),
+        ("llama-cpp-python:m", "response_format", {"type": "json_object", "schema": area_list(False)}),
         (
             "llamacpp:m",
             "response_format",
-            {
-                "type": "json_schema",
-                "json_schema": {"name": "tool_reply", "schema": shared_schema(False), "strict": True},
-            },
+            {"type": "json_schema", "json_schema": {"name": "tool_reply", "schema": area_list(False), "strict": True}},
         ),
         (
             "openai:m",
             "response_format",
-            {
-                "type": "json_schema",
-                "json_schema": {"name": "tool_reply", "schema": shared_schema(True), "strict": True},
-            },
+            {"type": "json_schema", "json_schema": {"name": "tool_reply", "schema": area_list(True), "strict": True}},
         ),
-        (
-            "ollama:m",  # its server drops nested $refs: each count repeats the calls
-            "format",
-            {
-                "anyOf": [
-                    counted(n, {"anyOf": [call_schema("triangle_area", area_arguments(False)), NO_TOOL]})
-                    for n in range(1, 5)
-                ]
-            },
-        ),
+        ("ollama:m", "format", area_list(False)),
     ],
 )
 def test_each_server_profile_gets_the_reply_schema_in_its_own_form(target: str, key: str, wire: Any) -> None:
@@ -149,20 +115,24 @@ def test_tool_choice_required_leaves_out_the_answer_and_a_named_tool_leaves_only
         call_schema("triangle_area", area_arguments(False)),
         call_schema("weather", {**(WEATHER.parameters or {}), "additionalProperties": False}),
     )
-    assert first["$defs"] == {"call": {"anyOf": [area, weather]}}
-    assert second["$defs"] == {"call": weather}
+    assert first == listed({"anyOf": [area, weather]}, 1, 4)
+    assert second == listed(weather, 1, 4)
     assert [c.arguments for c in required.tool_calls + named.tool_calls] == [{"city": "Oslo"}, {"city": "Rome"}]
     prompt = server.requests[1].body["messages"][0]["content"]
-    assert prompt.startswith("You can use these tools:\n- weather(city: string): Weather in a city.\n")
-    assert "no_tool_fits" not in prompt
+    assert '<tools>[{"name": "weather", "description": "Weather in a city."' in prompt
+    assert "triangle_area" not in prompt and "empty list" not in prompt
 
 
-def test_an_answer_is_text_and_arguments_that_break_the_tools_schema_are_flagged() -> None:
-    script = [answer("It is 6."), calls(("triangle_area", {"base": -3, "height": 4}))]
+def test_no_call_brings_the_answer_from_a_plain_request_and_broken_arguments_are_flagged() -> None:
+    script = ["[]", "It is 6.", calls(("triangle_area", {"base": -3, "height": 4}))]
     with ScriptedServer(script) as server:
         said = ask("llama-cpp-python:m", server, [AREA])
         broken = ask("llama-cpp-python:m", server, [AREA])
     assert (said.text, said.tool_calls, said.stop_reason) == ("It is 6.", [], StopReason.END_TURN)
+    constrained, plain, _ = (r.body for r in server.requests)
+    assert "response_format" in constrained
+    assert plain["messages"] == [{"role": "user", "content": "Area of 3 by 4?"}]
+    assert not {"response_format", "tools", "tool_choice"} & set(plain)
     (call,) = broken.tool_calls
     assert call.arguments == {"base": -3, "height": 4}
     assert "arguments_error" in call.metadata and "-3 is less than the minimum of 0" in call.metadata["arguments_error"]
@@ -178,7 +148,7 @@ def triangle_area(base: int, height: float) -> str:
 
 
 def test_an_agent_in_constrained_mode_runs_the_call_and_sends_the_history_as_json() -> None:
-    script = [calls(("triangle_area", {"base": 3, "height": 4})), answer("The area is 6.")]
+    script = [calls(("triangle_area", {"base": 3, "height": 4})), "[]", "The area is 6."]
     with ScriptedServer(script) as server, server.connect("llama-cpp-python:m") as client:
         agent = Agent(client, [triangle_area], tool_mode="constrained")
         result = client.run_sync(agent.run("Area of 3 by 4?"))
@@ -190,17 +160,19 @@ def test_an_agent_in_constrained_mode_runs_the_call_and_sends_the_history_as_jso
         {"role": "assistant", "content": calls(("triangle_area", {"base": 3, "height": 4}))},
         {"role": "user", "content": f"TOOL_RESULT (result) for triangle_area [{result.calls[0].call.id}]:\n6.0"},
     ]
-    assert sent[0]["role"] == "system" and "- triangle_area(base: integer, height: number)" in sent[0]["content"]
+    assert sent[0]["role"] == "system" and '<tools>[{"name": "triangle_area"' in sent[0]["content"]
+    assert server.requests[2].body["messages"] == sent[1:]  # the answer's request: the history, no tools
 
 
-def test_a_streamed_session_gets_the_answer_text_as_it_comes_and_calls_whole_at_the_end() -> None:
+def test_a_streamed_session_gets_calls_whole_at_the_end_and_the_answer_text_as_it_comes() -> None:
     long_answer = "The area of a triangle is half its base times its height, so 3 by 4 gives 6."
     two = calls(("triangle_area", {"base": 3, "height": 4}), ("triangle_area", {"base": 5, "height": 2}))
-    with ScriptedServer([two, answer(long_answer)]) as server, server.connect("llama-cpp-python:m") as client:
+    with ScriptedServer([two, "[]", long_answer]) as server, server.connect("llama-cpp-python:m") as client:
         called = list(client.session(tools=[AREA], tool_mode="constrained").send_streaming_sync("3 by 4, 5 by 2?"))
         session = client.session(tools=[AREA], tool_mode="constrained")
         said = list(session.send_streaming_sync("How is it computed?"))
-    assert all(r.stream for r in server.requests)
+    assert [r.stream for r in server.requests] == [True, True, True]
+    assert ["response_format" in r.body for r in server.requests] == [True, True, False]
     assert [type(e) for e in called] == [ToolCallDelta, ToolCallDelta, Done]
     assert [(e.index, e.name, e.arguments_delta) for e in called if isinstance(e, ToolCallDelta)] == [
         (0, "triangle_area", '{"base":3,"height":4}'),

@@ -1,4 +1,4 @@
-"""Reading constrained replies: answers, calls validated against their tools, and what else can arrive."""
+"""Reading constrained replies: calls validated against their tools, "no call", and what else can arrive."""
 
 from __future__ import annotations
 
@@ -24,21 +24,21 @@ TOOLS = [AREA]
 
 
 def shaped(*calls: dict[str, object]) -> str:
-    return json.dumps({"call_count": len(calls), "tool_calls": list(calls)})
+    return json.dumps(list(calls))
 
 
 def area(base: object, height: object, **more: object) -> dict[str, object]:
     return {"name": "triangle_area", "arguments": {"base": base, "height": height, **more}}
 
 
-def test_a_call_of_no_tool_fits_is_the_answer() -> None:
-    reply = parse_reply(shaped({"name": "no_tool_fits", "arguments": {"reply": "No tool can do that."}}), TOOLS)
-    assert (reply.text, reply.calls, reply.parsed, reply.notes) == ("No tool can do that.", [], True, [])
+def test_an_empty_list_is_no_call_with_the_answer_due() -> None:
+    reply = parse_reply(" [ ] ", TOOLS)
+    assert (reply.text, reply.calls, reply.parsed, reply.answer_due, reply.notes) == ("", [], True, True, [])
 
 
 def test_calls_become_tool_calls_with_fresh_ids() -> None:
     reply = parse_reply(shaped(area(10, 5), area(3, 4.5)), TOOLS)
-    assert reply.parsed and reply.text == ""
+    assert reply.parsed and reply.text == "" and not reply.answer_due
     assert [(c.name, c.arguments, c.metadata) for c in reply.calls] == [
         ("triangle_area", {"base": 10, "height": 5}, {}),
         ("triangle_area", {"base": 3, "height": 4.5}, {}),
@@ -70,28 +70,25 @@ def test_repeated_identical_calls_are_kept_once() -> None:
 
 
 def test_a_reply_cut_by_the_token_limit_is_repaired_and_not_counted_as_parsed() -> None:
-    reply = parse_reply(
-        '{"call_count": 1, "tool_calls": [{"name": "triangle_area", "arguments": {"base": 10, "height": 5', TOOLS
-    )
+    reply = parse_reply('[{"name": "triangle_area", "arguments": {"base": 10, "height": 5', TOOLS)
     assert [(c.name, c.arguments) for c in reply.calls] == [("triangle_area", {"base": 10, "height": 5})]
     assert not reply.parsed
     assert reply.notes == ["the reply was not whole JSON (cut by the token limit?) and was repaired"]
 
 
 def test_other_shapes_are_read_but_not_counted_as_parsed_and_prose_stays_text() -> None:
-    wrong_count = parse_reply(json.dumps({"call_count": 2, "tool_calls": [area(1, 2)]}), TOOLS)
-    assert ([c.name for c in wrong_count.calls], wrong_count.parsed) == (["triangle_area"], False)
-    assert wrong_count.notes == ["the call count is missing or does not match"]
-    no_count = parse_reply(json.dumps({"tool_calls": [area(1, 2)]}), TOOLS)
-    assert ([c.name for c in no_count.calls], no_count.parsed) == (["triangle_area"], False)
+    wrapped = parse_reply(json.dumps({"tool_calls": [area(1, 2)]}), TOOLS)
+    assert ([c.name for c in wrapped.calls], wrapped.parsed) == (["triangle_area"], False)
+    assert wrapped.notes == ["the calls came in another shape than the list asked for"]
     lone = parse_reply(json.dumps(area(1, 2)), TOOLS)
     assert ([c.name for c in lone.calls], lone.parsed) == (["triangle_area"], False)
-    answer = parse_reply('{"answer": "4"}', TOOLS)
-    assert (answer.text, answer.calls, answer.parsed) == ("4", [], False)
     prose = parse_reply("The area is 25.", TOOLS)
-    assert (prose.text, prose.calls, prose.parsed) == ("The area is 25.", [], False)
-    empty = parse_reply('{"call_count": 0, "tool_calls": []}', TOOLS)
-    assert (empty.text, empty.calls, empty.parsed) == ('{"call_count": 0, "tool_calls": []}', [], False)
+    assert (prose.text, prose.calls, prose.parsed, prose.answer_due) == ("The area is 25.", [], False, False)
+    other = parse_reply('{"answer": "4"}', TOOLS)
+    assert (other.text, other.calls, other.parsed, other.answer_due) == ('{"answer": "4"}', [], False, False)
+    numbers = parse_reply("[10, 5]", TOOLS)
+    assert (numbers.text, numbers.calls, numbers.answer_due) == ("[10, 5]", [], False)
+    assert numbers.notes == ["the reply is not the JSON shape asked for; kept as text"]
 
 
 def test_argument_errors_name_each_problem_and_pass_a_schema_that_is_not_json_schema() -> None:

@@ -8,61 +8,32 @@ import re
 import jsonschema
 import pytest
 
-from tests.constrained._shapes import (
-    AREA,
-    AREA_ARGUMENTS,
-    NO_TOOL_ARGUMENTS,
-    WEATHER,
-    WEATHER_ARGUMENTS,
-    call_schema,
-    counted,
-)
+from tests.constrained._shapes import AREA, AREA_ARGUMENTS, WEATHER, WEATHER_ARGUMENTS, call_schema, listed
 from toolwire.codecs.openai.profiles import PROFILES
 from toolwire.constrained import PORTABLE, SchemaSupport, loosen, reply_schema
-from toolwire.types import NamedToolChoice, ToolDefinition
+from toolwire.types import NamedToolChoice
 
 
-def test_auto_asks_for_the_count_then_exactly_that_many_calls_of_the_tools_or_no_tool_fits() -> None:
+def test_auto_asks_for_a_list_of_calls_of_the_tools_which_may_be_empty() -> None:
     reply = reply_schema([AREA, WEATHER], max_calls=2)
     assert reply is not None
-    items = {
-        "anyOf": [
-            call_schema("triangle_area", AREA_ARGUMENTS),
-            call_schema("weather", WEATHER_ARGUMENTS),
-            call_schema("no_tool_fits", NO_TOOL_ARGUMENTS),
-        ]
-    }
-    shared = {"$ref": "#/$defs/call"}
-    assert reply.schema == {"$defs": {"call": items}, "anyOf": [counted(1, shared), counted(2, shared)]}
-    assert (reply.answer_allowed, reply.max_calls, reply.no_tool) == (True, 2, "no_tool_fits")
+    items = {"anyOf": [call_schema("triangle_area", AREA_ARGUMENTS), call_schema("weather", WEATHER_ARGUMENTS)]}
+    assert reply.schema == listed(items, 0, 2)
+    assert (reply.answer_allowed, reply.max_calls) == (True, 2)
     assert [t.name for t in reply.tools] == ["triangle_area", "weather"]
     default = reply_schema([AREA])
-    assert default is not None and len(default.schema["anyOf"]) == 4  # counts 1 to MAX_CALLS
+    assert default is not None and default.schema == listed(call_schema("triangle_area", AREA_ARGUMENTS), 0, 4)
 
 
-def test_without_ref_support_each_count_repeats_the_calls() -> None:
-    reply = reply_schema([AREA], "required", max_calls=2, support=SchemaSupport(refs=False))
-    assert reply is not None
-    items = call_schema("triangle_area", AREA_ARGUMENTS)
-    assert reply.schema == {"anyOf": [counted(1, items), counted(2, items)]}
-
-
-def test_none_constrains_nothing_required_drops_no_tool_fits_a_name_keeps_one_tool() -> None:
+def test_none_constrains_nothing_required_asks_for_a_call_a_name_keeps_one_tool() -> None:
     assert reply_schema([AREA, WEATHER], "none") is None
     assert reply_schema([], "auto") is None
     required = reply_schema([AREA], "required", parallel_tool_calls=False)
-    assert required is not None and required.schema == counted(1, call_schema("triangle_area", AREA_ARGUMENTS))
-    named = reply_schema([AREA, WEATHER], NamedToolChoice("weather"), parallel_tool_calls=False)
-    assert named is not None and named.schema == counted(1, call_schema("weather", WEATHER_ARGUMENTS))
+    assert required is not None and required.schema == listed(call_schema("triangle_area", AREA_ARGUMENTS), 1, 1)
+    assert not required.answer_allowed
+    named = reply_schema([AREA, WEATHER], NamedToolChoice("weather"))
+    assert named is not None and named.schema == listed(call_schema("weather", WEATHER_ARGUMENTS), 1, 4)
     assert not named.answer_allowed
-
-
-def test_a_real_tool_named_no_tool_fits_keeps_its_name_and_the_pseudo_tool_moves_aside() -> None:
-    clash = ToolDefinition(name="no_tool_fits", description="A real tool.", parameters=None)
-    reply = reply_schema([clash], parallel_tool_calls=False)
-    assert reply is not None and reply.no_tool == "no_tool_fits_"
-    names = [alt["properties"]["name"]["const"] for alt in reply.schema["properties"]["tool_calls"]["items"]["anyOf"]]
-    assert names == ["no_tool_fits", "no_tool_fits_"]
 
 
 def test_a_named_tool_that_is_not_offered_is_a_clear_error() -> None:
@@ -72,27 +43,24 @@ def test_a_named_tool_that_is_not_offered_is_a_clear_error() -> None:
         reply_schema([AREA], NamedToolChoice("search"))
 
 
-def test_the_schema_accepts_answers_and_valid_calls_and_nothing_else() -> None:
+def test_the_schema_accepts_no_call_and_valid_calls_and_nothing_else() -> None:
     reply = reply_schema([AREA, WEATHER])
     assert reply is not None
     validator = jsonschema.Draft202012Validator(reply.schema)
     paris = {"name": "weather", "arguments": {"city": "Paris"}}
-    good = [
-        {"call_count": 1, "tool_calls": [{"name": "no_tool_fits", "arguments": {"reply": "It is sunny."}}]},
-        {"call_count": 1, "tool_calls": [paris]},
-        {"call_count": 2, "tool_calls": [{"name": "triangle_area", "arguments": {"base": 2, "height": 1.5}}, paris]},
-    ]
+    area = {"name": "triangle_area", "arguments": {"base": 2, "height": 1.5}}
+    good = [[], [paris], [area, paris], [paris] * 4]
     bad = [
-        {"call_count": 0, "tool_calls": []},
-        {"call_count": 2, "tool_calls": [paris]},
+        [paris] * 5,
         {"tool_calls": [paris]},
-        {"call_count": 1, "tool_calls": [{"name": "search", "arguments": {}}]},
-        {"call_count": 1, "tool_calls": [{"name": "weather", "arguments": {"city": "Paris", "unit": "C"}}]},
-        {"call_count": 1, "tool_calls": [{"name": "triangle_area", "arguments": {"base": "2", "height": 1}}]},
-        {"call_count": 5, "tool_calls": [paris] * 5},
+        paris,
+        [{"name": "search", "arguments": {}}],
+        [{"name": "weather", "arguments": {"city": "Paris", "unit": "C"}}],
+        [{"name": "triangle_area", "arguments": {"base": "2", "height": 1}}],
+        [{"name": "weather"}],
         {"answer": "x"},
     ]
-    assert [validator.is_valid(v) for v in good] == [True] * 3
+    assert [validator.is_valid(v) for v in good] == [True] * 4
     assert [validator.is_valid(v) for v in bad] == [False] * 8
 
 
@@ -190,11 +158,11 @@ def test_free_strings_get_the_engines_string_pattern_with_their_lengths_folded_i
         False,
     ]
     assert loosen(schema, PORTABLE)[0]["properties"]["query"] == {"type": "string"}
-    reply = reply_schema([AREA], support=support)
+    reply = reply_schema([WEATHER], support=support)
     assert reply is not None
-    assert reply.schema["$defs"]["call"]["anyOf"][1]["properties"]["arguments"]["properties"]["reply"] == {
+    assert reply.schema["items"]["properties"]["arguments"]["properties"]["city"] == {
         "type": "string",
-        "pattern": f"^({char})*$",
+        "pattern": "^[A-Z]",
     }
 
 

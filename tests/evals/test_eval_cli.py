@@ -94,8 +94,7 @@ def play_model(request: Request) -> Turn:
     question = next(str(m.content) for m in request.messages if not isinstance(m, SystemMessage))
     calls = ANSWERS[question]
     if request.response_format is not None:
-        said = [("no_tool_fits", {"reply": "Why did the triangle cross the road?"})] if calls is None else calls
-        return json.dumps({"call_count": len(said), "tool_calls": [{"name": n, "arguments": a} for n, a in said]})
+        return json.dumps([{"name": n, "arguments": a} for n, a in calls or []])
     if calls is None:
         return "Why did the triangle cross the road?"
     if request.tools:
@@ -145,7 +144,9 @@ def test_every_mode_scores_the_same_answers_the_same(tmp_path: Path, mode: str) 
     assert "simple_python" in done.stdout and "80 %" in done.stdout
     bodies = [r.body for r in server.requests]
     assert all(b["temperature"] == 0 and b["seed"] == 0 and b["max_completion_tokens"] == 512 for b in bodies)
-    assert all(("response_format" in b) == (mode == "constrained") for b in bodies)
+    # Constrained: one request per case, and the answer's plain request after irrelevance's `[]`.
+    constrained = [("response_format" in b) for b in bodies]
+    assert constrained == ([True] * 5 + [False] if mode == "constrained" else [False] * 5)
     assert all(("tools" in b) == (mode in ("native", "auto")) for b in bodies)
 
 

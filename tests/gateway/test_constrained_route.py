@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -16,11 +17,11 @@ from tests.gateway.conftest import Gateway
 from toolwire.gateway import Route, create_app
 from toolwire.testing import ScriptedServer
 
-CALLS = {"call_count": 2, "tool_calls": [
+CALLS = [
     {"name": "get_weather", "arguments": {"city": "Paris"}},
     {"name": "get_time", "arguments": {"tz": "CET"}},
-]}  # fmt: skip
-ANSWER = {"call_count": 1, "tool_calls": [{"name": "no_tool_fits", "arguments": {"reply": "Sunny, and it is noon."}}]}
+]
+ANSWER = "Sunny, and it is noon."
 
 
 @pytest.fixture(scope="module")
@@ -42,19 +43,25 @@ def test_a_constrained_route_gives_sdk_clients_ordinary_tool_calls(
     gateway: Gateway, upstream: ScriptedServer, client: str, stream: bool
 ) -> None:
     start = len(upstream.requests)
-    upstream.add(json.dumps(CALLS), json.dumps(ANSWER))
+    upstream.add(json.dumps(CALLS), "[]", ANSWER)
     turns = DRIVERS[client](gateway.url, "small-model", stream, 2)
     assert [(t.text, t.calls) for t in turns] == [
         ("", [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]),
-        ("Sunny, and it is noon.", []),
+        (ANSWER, []),
     ]
-    first, second = (r.body for r in upstream.requests[start:])
+    first, second, answer = (r.body for r in upstream.requests[start:])
     assert first["response_format"]["type"] == "json_object"
-    assert [c["properties"]["name"]["const"] for c in first["response_format"]["schema"]["$defs"]["call"]["anyOf"]] == [
+    assert [c["properties"]["name"]["const"] for c in first["response_format"]["schema"]["items"]["anyOf"]] == [
         "get_weather",
         "get_time",
-        "no_tool_fits",
     ]
+    assert "response_format" not in answer and "tools" not in answer
+
+    def history(body: dict[str, Any]) -> list[Any]:
+        return [m for m in body["messages"] if m["role"] != "system"]
+
+    assert history(answer) == history(second)  # the history, without the tools' prompt
+    assert answer.get("stream", False) == stream
     assert "tools" not in first and "tool_choice" not in first
     ids = turns[0].ids
     assert second["messages"][-2:] == [

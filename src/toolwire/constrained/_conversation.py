@@ -1,11 +1,13 @@
 """Constrained mode over a neutral request: what is sent, and how the reply comes back.
 
-The model gets no `tools` parameter. The tools are described in the system prompt, the reply
-schema goes as `Request.response_format`, strict (each codec and server profile sends it in its
-own form: `OpenAIProfile.schema_form`), and the history is rewritten in the shape the model is
-asked to write: its earlier calls as `{"call_count": n, "tool_calls": [...]}` replies, its
-earlier answers as calls of the `no_tool_fits` pseudo-tool, tool results as user text. The
-history itself stays neutral; only what is sent changes, as in text mode.
+The model gets no `tools` parameter. The tools are described in the system prompt as small open
+models learned them for function calling (APIGen's prompt, which SmolLM2's chat template uses:
+the tools as a JSON list, the calls as a JSON list, `[]` for none); the reply schema goes as
+`Request.response_format`, strict (each codec and server profile sends it in its own form:
+`OpenAIProfile.schema_form`); the history is rewritten in the same shape: the model's earlier
+calls as such lists, its earlier answers as text, tool results as user text. When the model
+calls nothing, `answer_request` is the plain request its answer comes from. The history itself
+stays neutral; only what is sent changes, as in text mode.
 
 Imports `toolwire.types`, `toolwire.textcalls` (the result text shared with text mode), this
 package's modules and the standard library.
@@ -20,15 +22,7 @@ from typing import Any
 
 from toolwire.constrained._loosen import PORTABLE, SchemaSupport
 from toolwire.constrained._reply import ConstrainedReply, parse_reply
-from toolwire.constrained._schema import (
-    ANSWER_ARGUMENT,
-    CALLS_KEY,
-    COUNT_KEY,
-    NO_TOOL,
-    ReplySchema,
-    no_tool_definition,
-    reply_schema,
-)
+from toolwire.constrained._schema import ReplySchema, reply_schema
 from toolwire.textcalls import append_result_text, result_message_text
 from toolwire.types import (
     AssistantMessage,
@@ -45,64 +39,70 @@ from toolwire.types import (
     ToolResult,
 )
 
-__all__ = ["SCHEMA_NAME", "calls_from_reply", "constrained_request", "render_constrained_prompt"]
+__all__ = ["SCHEMA_NAME", "answer_request", "calls_from_reply", "constrained_request", "render_constrained_prompt"]
 
 SCHEMA_NAME = "tool_reply"
+_CALL_EXAMPLE = '{"name": "func_name1", "arguments": {"argument1": "value1", "argument2": "value2"}}'
 
 
 def render_constrained_prompt(reply: ReplySchema) -> str:
-    """The system-prompt section that names the tools (`no_tool_fits` first) and the reply shape.
+    """The system-prompt section that lists the tools (as JSON) and the reply format.
 
-    The shape is shown with placeholders only: a small model copies a concrete example.
+    Word for word the prompt small models were tuned on for function calling, less what
+    `tool_choice` rules out: its example is a placeholder, which a small model would copy if it
+    were a concrete call.
     """
-    offered = [no_tool_definition(reply.no_tool), *reply.tools] if reply.answer_allowed else list(reply.tools)
-    call = '{"name": "<tool>", "arguments": {...}}'
-    shape = f'{{"{COUNT_KEY}": <n>, "{CALLS_KEY}": [<n calls like {call}>]}}'
-    return "\n".join(
-        [
-            "You can use these tools:",
-            *(_tool_line(tool) for tool in offered),
-            "",
-            f"Reply {shape} where n is the number of separate things the user asks for.",
-        ]
-    )
+    tools = [_tool_json(tool) for tool in reply.tools]
+    no_call = " If no function call is needed, please make the tool calls an empty list '[]'."
+    lines = [
+        "You are an expert in composing functions. You are given a question and a set of possible functions.",
+        "Based on the question, you will need to make one or more function/tool calls to achieve the purpose.",
+        *(["If none of the functions can be used, point it out and refuse to answer."] if reply.answer_allowed else []),
+        "If the given question lacks the parameters required by the function, also point it out.",
+        "You have access to the following tools:",
+        f"<tools>{json.dumps(tools)}</tools>",
+        "The output MUST strictly adhere to the following format, and NO other text MUST be included.",
+        "The example format is as follows. Please make sure the parameter type is correct."
+        + (no_call if reply.answer_allowed else ""),
+        "<tool_call>[",
+        f"{_CALL_EXAMPLE}," if reply.max_calls > 1 else _CALL_EXAMPLE,
+        *(["(more tool calls as required)"] if reply.max_calls > 1 else []),
+        "]</tool_call>",
+    ]
+    return "\n".join(lines)
 
 
-def _tool_line(tool: ToolDefinition) -> str:
-    parameters = tool.parameters or {}
-    properties = parameters.get("properties") if isinstance(parameters.get("properties"), dict) else {}
-    required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
-    assert isinstance(properties, dict) and isinstance(required, list)
-    params = ", ".join(_param(name, schema, name in required) for name, schema in properties.items())
-    description = " ".join((tool.description or "").split())
-    return f"- {tool.name}({params})" + (f": {description}" if description else "")
-
-
-def _param(name: str, schema: Any, required: bool) -> str:
-    kind = schema.get("type") if isinstance(schema, dict) else None
-    if isinstance(schema, dict) and isinstance(schema.get("enum"), list):
-        kind = " | ".join(json.dumps(v) for v in schema["enum"])
-    elif isinstance(kind, list):
-        kind = " | ".join(str(k) for k in kind)
-    mark = "" if required else "?"
-    return f"{name}{mark}: {kind}" if isinstance(kind, str) else f"{name}{mark}"
+def _tool_json(tool: ToolDefinition) -> dict[str, Any]:
+    described = {"description": tool.description} if tool.description else {}
+    return {"name": tool.name, **described, "parameters": tool.parameters}
 
 
 def constrained_request(request: Request, support: SchemaSupport = PORTABLE) -> tuple[Request, ReplySchema | None]:
     """The request as constrained mode sends it, and the reply schema it asks for.
 
-    With no tools, or `tool_choice="none"`, nothing is constrained: the request goes without
-    its tools (the model answers in plain text) and the schema is None.
+    With no tools, or `tool_choice="none"`, nothing is constrained: the request goes as
+    `answer_request` makes it (the model answers in plain text) and the schema is None.
     """
     reply = reply_schema(
         request.tools, request.tool_choice, parallel_tool_calls=request.parallel_tool_calls, support=support
     )
-    plain = dataclasses.replace(request, tools=[], tool_choice=None, parallel_tool_calls=None)
     if reply is None:
-        return dataclasses.replace(plain, messages=_as_constrained(request.messages, None)), None
-    messages = _with_prompt(_as_constrained(request.messages, reply), render_constrained_prompt(reply))
+        return answer_request(request), None
+    plain = dataclasses.replace(request, tools=[], tool_choice=None, parallel_tool_calls=None)
+    messages = _with_prompt(_as_constrained(request.messages), render_constrained_prompt(reply))
     fmt = ResponseFormat(schema=reply.schema, name=SCHEMA_NAME, strict=True)
     return dataclasses.replace(plain, messages=messages, response_format=fmt), reply
+
+
+def answer_request(request: Request) -> Request:
+    """The request a final answer comes from: no tools, no schema, the history rewritten.
+
+    The history is written as constrained mode writes it (earlier calls as their JSON list, tool
+    results as user text). Sent when the model called nothing (`ConstrainedReply.answer_due`),
+    and for `tool_choice="none"`.
+    """
+    messages = _as_constrained(request.messages)
+    return dataclasses.replace(request, messages=messages, tools=[], tool_choice=None, parallel_tool_calls=None)
 
 
 def _with_prompt(messages: list[Message], prompt: str) -> list[Message]:
@@ -112,11 +112,11 @@ def _with_prompt(messages: list[Message], prompt: str) -> list[Message]:
     return [SystemMessage(content=prompt), *messages]
 
 
-def _as_constrained(messages: Sequence[Message], reply: ReplySchema | None) -> list[Message]:
+def _as_constrained(messages: Sequence[Message]) -> list[Message]:
     out: list[Message] = []
     for message in messages:
         if isinstance(message, AssistantMessage):
-            out.append(_assistant_as_json(message, reply.no_tool) if reply is not None else _assistant_as_text(message))
+            out.append(_assistant_as_json(message) if message.tool_calls else _assistant_as_text(message))
         elif isinstance(message, ToolResult):
             append_result_text(out, result_message_text(message))
         else:
@@ -124,12 +124,9 @@ def _as_constrained(messages: Sequence[Message], reply: ReplySchema | None) -> l
     return out
 
 
-def _assistant_as_json(message: AssistantMessage, no_tool: str = NO_TOOL) -> AssistantMessage:
+def _assistant_as_json(message: AssistantMessage) -> AssistantMessage:
     calls = [{"name": c.name, "arguments": c.arguments} for c in message.tool_calls]
-    if not calls:
-        calls = [{"name": no_tool, "arguments": {ANSWER_ARGUMENT: message.text}}]
-    value = {COUNT_KEY: len(calls), CALLS_KEY: calls}
-    return AssistantMessage(parts=[TextPart(text=json.dumps(value, ensure_ascii=False))])
+    return AssistantMessage(parts=[TextPart(text=json.dumps(calls, ensure_ascii=False))])
 
 
 def _assistant_as_text(message: AssistantMessage) -> AssistantMessage:
@@ -137,12 +134,18 @@ def _assistant_as_text(message: AssistantMessage) -> AssistantMessage:
 
 
 def calls_from_reply(response: Response, reply: ReplySchema) -> tuple[Response, ConstrainedReply]:
-    """The reply with its JSON read back into text and `ToolCall`s, and what reading it found.
+    """The reply with its JSON read back into `ToolCall`s, and what reading it found.
+
+    An empty list (`found.answer_due`) comes back as a reply without text or calls: the answer
+    is `answer_request`'s to give.
 
     Each call's `metadata["constrained"]` says how it was read (for `--debug`); a call whose
     arguments fail its tool's schema carries `metadata["arguments_error"]`.
     """
-    found = parse_reply(response.text, reply.tools, no_tool=reply.no_tool)
+    found = parse_reply(response.text, reply.tools)
+    if found.answer_due and not reply.answer_allowed:  # a server that did not enforce minItems
+        found.answer_due = False
+        found.notes.append("no call, where tool_choice asked for one")
     for call in found.calls:
         call.metadata["constrained"] = {"parsed": found.parsed}
     others = [p for p in response.message.parts if not isinstance(p, TextPart | ToolCall)]

@@ -1,10 +1,9 @@
-"""Read a constrained reply back: the answer text, or `ToolCall`s checked against their tools.
+"""Read a constrained reply back: `ToolCall`s checked against their tools, or the model's "no call".
 
-A server that enforced the schema sends exactly `{"call_count": n, "tool_calls": [n calls]}`,
-where a call of the `no_tool_fits` pseudo-tool is a final answer (its `reply`). What else can
-arrive is read as well as it can be, never raised: a reply cut short by the token limit is
-repaired (and says so), a count that does not match, a list without a count, a lone call object
-or `{"answer": ...}` are read too (not counted as parsed), anything else stays text.
+A server that enforced the schema sends exactly a JSON list of calls, `[]` when the model calls
+nothing (its answer then comes from `answer_request`). What else can arrive is read as well as it
+can be, never raised: a reply cut short by the token limit is repaired (and says so), a lone call
+object or `{"tool_calls": [...]}` are read too (not counted as parsed), anything else stays text.
 
 Each call's arguments are validated against its tool's own schema; a call that fails carries
 `metadata["arguments_error"]`, so the agent answers the model with an error result instead of
@@ -25,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire.codecs.common.ids import new_call_id
-from toolwire.constrained._schema import ANSWER_ARGUMENT, CALLS_KEY, COUNT_KEY, NO_TOOL
 from toolwire.constrained._validate import argument_errors
 from toolwire.types import ToolCall, ToolDefinition
 
@@ -39,41 +37,43 @@ class ConstrainedReply:
     """What a constrained reply said.
 
     Attributes:
-        text: The answer (or, when the reply had no known shape, the reply text as it came).
+        text: The reply text as it came, when it had no known shape ("" otherwise).
         calls: The calls, in order, duplicates removed.
         parsed: The reply was the JSON shape asked for, whole (not repaired).
+        answer_due: The model called nothing (`[]`): its answer is still to be asked for.
         notes: What was done to read it (repaired, duplicates dropped, ...).
     """
 
-    text: str
+    text: str = ""
     calls: list[ToolCall] = field(default_factory=list)
     parsed: bool = False
+    answer_due: bool = False
     notes: list[str] = field(default_factory=list)
 
 
-def parse_reply(text: str, tools: Sequence[ToolDefinition], *, no_tool: str = NO_TOOL) -> ConstrainedReply:
-    """Read `text`, a reply written under `reply_schema(tools, ...)` (whose pseudo-tool is `no_tool`)."""
+def parse_reply(text: str, tools: Sequence[ToolDefinition]) -> ConstrainedReply:
+    """Read `text`, a reply written under `reply_schema(tools, ...)`."""
     value, repaired = _load(text)
-    if isinstance(value, dict) and isinstance(value.get("answer"), str) and len(value) == 1:
-        return ConstrainedReply(text=value["answer"], notes=["an answer object instead of the shape asked for"])
     items, shaped = _items(value)
-    if not items or not all(_is_call(item) for item in items):
+    if items is None or not all(_is_call(item) for item in items):
         return ConstrainedReply(text=text, notes=["the reply is not the JSON shape asked for; kept as text"])
-    answers = [str(item["arguments"].get(ANSWER_ARGUMENT, "")) for item in items if item["name"] == no_tool]
-    calls, notes = _calls([item for item in items if item["name"] != no_tool], {t.name: t for t in tools})
-    notes = _repaired(repaired) + ([] if shaped else ["the call count is missing or does not match"]) + notes
-    return ConstrainedReply(text="\n".join(answers), calls=calls, parsed=shaped and not repaired, notes=notes)
+    if not items:
+        return ConstrainedReply(parsed=shaped and not repaired, answer_due=True, notes=_repaired(repaired))
+    calls, notes = _calls(items, {t.name: t for t in tools})
+    shape = [] if shaped else ["the calls came in another shape than the list asked for"]
+    notes = _repaired(repaired) + shape + notes
+    return ConstrainedReply(calls=calls, parsed=shaped and not repaired, notes=notes)
 
 
-def _items(value: Any) -> tuple[list[Any], bool]:
-    """The call objects in a reply and whether it had exactly the shape asked for."""
+def _items(value: Any) -> tuple[list[Any] | None, bool]:
+    """The call objects in a reply (None: no calls shape at all) and whether it was a plain list."""
+    if isinstance(value, list):
+        return value, True
     if isinstance(value, dict) and {"name", "arguments"} <= value.keys():
         return [value], False  # a lone call: the server did not hold the model to the schema
-    items = value.get(CALLS_KEY) if isinstance(value, dict) else None
-    if not isinstance(items, list):
-        return [], False
-    assert isinstance(value, dict)
-    return items, value.get(COUNT_KEY) == len(items) and set(value) == {COUNT_KEY, CALLS_KEY}
+    if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
+        return value["tool_calls"], False
+    return None, False
 
 
 def _load(text: str) -> tuple[Any, bool]:
@@ -81,7 +81,7 @@ def _load(text: str) -> tuple[Any, bool]:
         return json.loads(text), False
     except ValueError:
         pass
-    if not text.lstrip().startswith("{"):
+    if not text.lstrip().startswith(("[", "{")):
         return None, False
     import json_repair
 

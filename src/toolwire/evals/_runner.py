@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolwire.client import Client
-from toolwire.constrained import SchemaSupport, argument_errors, calls_from_reply, constrained_request
+from toolwire.constrained import SchemaSupport, answer_request, argument_errors, calls_from_reply, constrained_request
 from toolwire.errors import ToolwireError
 from toolwire.evals._bfcl_checker import check_calls
 from toolwire.evals._bfcl_data import BfclCase
@@ -99,6 +99,8 @@ async def _ask(
         raw = await client.complete_request(sent)
         assert reply is not None  # every BFCL case has tools
         response, found = calls_from_reply(raw, reply)
+        if found.answer_due:  # as users get it: the answer's request follows a reply without calls
+            response = await client.complete_request(answer_request(request))
         return response, found.parsed, raw.text, found.notes
     if mode == "text":
         sent = dataclasses.replace(

@@ -26,7 +26,7 @@ from toolwire.client import Client
 from toolwire.codecs import get_codec
 from toolwire.codecs.common.degradations import collect_degradations
 from toolwire.codecs.common.wire import dumps
-from toolwire.constrained import ReplyFilter, calls_from_reply
+from toolwire.constrained import ReplyFilter, ReplySchema, calls_from_reply
 from toolwire.errors import BadRequestError, ToolwireError
 from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._errors import GatewayError, classify
@@ -34,7 +34,14 @@ from toolwire.gateway._namespaces import namespaced_tools, with_namespaces
 from toolwire.gateway._protocols import Protocol, frame, usage_of
 from toolwire.gateway._relay import Relay, client_view
 from toolwire.gateway._routing import Route, RouteConfigError, Target
-from toolwire.gateway._textmode import CallFilter, EventFilter, constrained_upstream, parse_reply, text_request
+from toolwire.gateway._textmode import (
+    CallFilter,
+    EventFilter,
+    answer_upstream,
+    constrained_upstream,
+    parse_reply,
+    text_request,
+)
 from toolwire.types import Request, Response, StreamEvent
 
 __all__ = ["Exchange", "Start", "serve_exchange"]
@@ -334,7 +341,10 @@ async def _complete(ex: Exchange, client: Client, request: Request) -> Response:
     if ex.target.tool_mode == "constrained":
         sent, reply = constrained_upstream(request, client.schema_support)
         response = await client.complete_request(sent)
-        return response if reply is None else calls_from_reply(response, reply)[0]
+        if reply is None:
+            return response
+        response, found = calls_from_reply(response, reply)
+        return await client.complete_request(answer_upstream(request)) if found.answer_due else response
     try:
         response = await client.complete_request(request)
     except BadRequestError as exc:
@@ -351,11 +361,41 @@ class _First:
     decoder: Any
 
 
+async def _constrained_stream(
+    ex: Exchange,
+    client: Client,
+    request: Request,
+    reply: ReplySchema,
+    events: AsyncGenerator[StreamEvent, None],
+    first: _First,
+) -> tuple[AsyncGenerator[StreamEvent, None], _First, EventFilter | None]:
+    """The constrained reply read whole, its calls replayed; or the answer's stream instead.
+
+    Calls only count once the reply closes; when the model called nothing, the answer's request
+    is streamed, so its text goes out as it is written.
+    """
+    held = ReplyFilter(reply)
+    out = held.feed(first.event)
+    async with aclosing(events):
+        async for event in events:
+            out.extend(held.feed(event))
+    if held.answer_due:
+        return await _open_stream(ex, client, answer_upstream(request), mode="native")
+    if not out:
+        raise GatewayError(502, "The upstream's stream ended before its reply did; retry.")
+    return _replay(out[1:]), _First(out[0], first.decoder), None
+
+
+async def _replay(events: list[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
+    for event in events:
+        yield event
+
+
 async def _open_stream(
-    ex: Exchange, client: Client, request: Request
+    ex: Exchange, client: Client, request: Request, mode: str | None = None
 ) -> tuple[AsyncGenerator[StreamEvent, None], _First, EventFilter | None]:
     """Start the upstream stream and wait for its first event (so errors still get a status)."""
-    mode = ex.target.tool_mode
+    mode = mode or ex.target.tool_mode
     sent, reply = constrained_upstream(request, client.schema_support) if mode == "constrained" else (request, None)
     sent = text_request(request) if mode == "text" else sent
     decoder = client.codec.stream_decoder()
@@ -371,8 +411,10 @@ async def _open_stream(
     except BaseException:
         await events.aclose()
         raise
+    if mode == "constrained" and reply is not None:
+        return await _constrained_stream(ex, client, request, reply, events, _First(first, decoder))
     if mode == "constrained":
-        return events, _First(first, decoder), ReplyFilter(reply) if reply is not None else None
+        return events, _First(first, decoder), None
     path = "text" if mode == "text" else "auto-text"
     text_filter = CallFilter(request.tools, path) if mode != "native" and request.tools else None
     return events, _First(first, decoder), text_filter

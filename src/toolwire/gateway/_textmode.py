@@ -9,8 +9,8 @@ and is parsed then.
 
 `constrained` sends the request as `toolwire.constrained` builds it (tools in the prompt, the
 reply schema as `response_format`, in the form the upstream's profile names) and turns the
-JSON reply into native calls; streamed, `ReplyFilter` passes an answer's text on as it comes and
-the calls whole at the end. Imports the neutral types, `toolwire.textcalls` and
+JSON reply into native calls, whole at the end (`ReplyFilter`); when the model calls nothing, the
+answer's request goes upstream next (`answer_upstream`). Imports the neutral types, `toolwire.textcalls` and
 `toolwire.constrained` only.
 """
 
@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from toolwire.codecs.common.wire import dumps
-from toolwire.constrained import ReplySchema, SchemaSupport, constrained_request
+from toolwire.constrained import ReplySchema, SchemaSupport, answer_request, constrained_request
 from toolwire.textcalls import calls_from_text, to_text_messages
 from toolwire.types import Done, Request, Response, StreamEvent, TextDelta, ToolCallDelta, ToolDefinition
 
@@ -64,6 +64,12 @@ def constrained_upstream(request: Request, support: SchemaSupport) -> tuple[Requ
     # rewrite; its own response format would replace the reply schema.
     extra = {k: v for k, v in request.extra.items() if k not in _TOOL_KEYS | _PROMPT_KEYS | _FORMAT_KEYS}
     return constrained_request(replace(request, extra=extra), support)
+
+
+def answer_upstream(request: Request) -> Request:
+    """`request` as constrained mode sends it upstream once the model called nothing: the answer's."""
+    extra = {k: v for k, v in request.extra.items() if k not in _TOOL_KEYS | _PROMPT_KEYS | _FORMAT_KEYS}
+    return answer_request(replace(request, extra=extra))
 
 
 def parse_reply(response: Response, tools: Sequence[ToolDefinition], path: str) -> Response:

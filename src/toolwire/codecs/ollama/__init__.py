@@ -30,7 +30,7 @@ from toolwire.codecs.ollama.replies import decode_response, encode_response
 from toolwire.codecs.ollama.requests import decode_request, encode_request
 from toolwire.codecs.ollama.stream_decoder import OllamaStreamDecoder
 from toolwire.codecs.ollama.stream_encoder import OllamaStreamEncoder
-from toolwire.schema import SchemaSupport
+from toolwire.schema import PORTABLE, SchemaSupport
 from toolwire.types import Request, Response
 
 __all__ = ["CODEC", "OllamaCodec", "OllamaStreamDecoder"]
@@ -43,8 +43,9 @@ class OllamaCodec:
     """
 
     name: str = NAME
-    schema_support: SchemaSupport = SchemaSupport(refs=False)
-    """What `format` (a JSON Schema) enforces: the server drops nested `$ref`s (PROVIDERS.md §2.5)."""
+    schema_support: SchemaSupport = PORTABLE
+    """What `format` (a JSON Schema) enforces. Its server drops nested `$ref`s (PROVIDERS.md §2.5):
+    toolwire writes them out in every schema it sends."""
 
     def __init__(self) -> None:
         self._warned: set[str] = set()

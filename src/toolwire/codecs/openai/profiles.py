@@ -153,14 +153,13 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     # Ollama's /v1 ignores tool_choice (a TODO in openai/responses.go): a named choice is emulated
     # by sending only that tool; reasoning comes back as `reasoning` (openai/openai.go). Its
-    # schema goes to the same `format` as on /api/chat, which drops nested `$ref`s.
+    # schema goes to the same `format` as on /api/chat (toolwire sends no `$ref`s).
     "ollama-openai": OpenAIProfile(
         name="ollama-openai",
         named_tool_choice=False,
         strict_tools=False,
         max_tokens_field="max_tokens",
         reasoning_field="reasoning",
-        schema_support=SchemaSupport(refs=False),
     ),
     # Unknown servers: some reject `strict` outright (xAI, pydantic-ai #1846).
     "openai-compatible": OpenAIProfile(
