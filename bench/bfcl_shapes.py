@@ -9,7 +9,9 @@ to one `chatml` server (`bfcl_modes.llama_server`). The calls are read from the 
 calls kept once, as `parse_reply` does) and scored by `toolwire.evals.check_calls`. The tools'
 parameters are loosened for the engine as constrained mode loosens them. Shapes:
 
-- `toolwire`: constrained mode as it is (`constrained_request` through the provider);
+- `toolwire`: constrained mode as it is (`constrained_request` through the provider); the recorded
+  `toolwire.json` is the count shape it had before (commit 73e4278: check that out to rerun it),
+  since constrained mode now sends `trained`;
 - `trained-prompt`: toolwire's schema (count first, `no_tool_fits`), SmolLM2's own tool prompt;
 - `trained`: SmolLM2's own tool prompt and format (the one its chat template on Ollama uses): a
   JSON list of calls, `[]` when no function fits;
