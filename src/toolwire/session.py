@@ -13,7 +13,14 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequen
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from toolwire._definitions import as_definitions
-from toolwire.constrained import PORTABLE, ReplyFilter, answer_request, calls_from_reply, constrained_request
+from toolwire.constrained import (
+    PORTABLE,
+    ReplyFilter,
+    answer_request,
+    calls_from_reply,
+    constrained_request,
+    with_usage_of,
+)
 from toolwire.errors import BadRequestError
 from toolwire.textcalls import TOOL_MODES, ToolMode, calls_from_text, to_text_messages
 from toolwire.types import (
@@ -132,7 +139,7 @@ async def _ask_constrained(
     response, found = calls_from_reply(raw, reply)
     if found.answer_due:
         answer: Response = await client.complete_request(answer_request(request))
-        return answer
+        return with_usage_of(answer, raw.usage)
     return response
 
 
@@ -154,7 +161,7 @@ async def constrained_stream(
     if rewrite is not None and rewrite.answer_due:
         async for event in client.stream_request(answer_request(request)):
             done = done or isinstance(event, Done)
-            yield event
+            yield rewrite.answer_event(event)
     if not done:
         raise RuntimeError("The client's stream ended without a Done event.")
 

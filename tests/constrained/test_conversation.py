@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from toolwire.constrained import (
@@ -10,18 +11,21 @@ from toolwire.constrained import (
     constrained_request,
     render_constrained_prompt,
     reply_schema,
+    with_usage_of,
 )
 from toolwire.testing import ScriptedServer
 from toolwire.types import (
     AssistantMessage,
     NamedToolChoice,
     Request,
+    Response,
     StopReason,
     SystemMessage,
     TextPart,
     ToolCall,
     ToolDefinition,
     ToolResult,
+    Usage,
     UserMessage,
 )
 
@@ -159,3 +163,13 @@ def test_no_call_comes_back_empty_with_the_answer_due_and_the_answer_request_is_
     assert required is not None
     _, unasked = calls_from_reply(response, required)
     assert (unasked.answer_due, unasked.notes) == (False, ["no call, where tool_choice asked for one"])
+
+
+def test_usage_of_two_requests_adds_up_counts_either_side_leaves_out() -> None:
+    answer = Response(message=AssistantMessage(parts=[]), stop_reason=StopReason.END_TURN)
+    assert with_usage_of(answer, None) is answer
+    assert with_usage_of(answer, Usage(input_tokens=5)).usage == Usage(input_tokens=5)
+    both = dataclasses.replace(answer, usage=Usage(input_tokens=7, output_tokens=2, reasoning_tokens=1))
+    assert with_usage_of(both, Usage(input_tokens=5, output_tokens=1)).usage == Usage(
+        input_tokens=12, output_tokens=3, cache_read_tokens=None, reasoning_tokens=1
+    )

@@ -16,7 +16,7 @@ from tests.constrained._shapes import AREA as SHARED_AREA
 from tests.constrained._shapes import WEATHER, call_schema, listed
 from toolwire import Agent, tool
 from toolwire.session import ask_model
-from toolwire.testing import ScriptedServer
+from toolwire.testing import ScriptedServer, reply
 from toolwire.types import (
     AssistantMessage,
     Done,
@@ -26,6 +26,7 @@ from toolwire.types import (
     TextPart,
     ToolCallDelta,
     ToolDefinition,
+    Usage,
     UserMessage,
 )
 
@@ -184,3 +185,15 @@ def test_a_streamed_session_gets_calls_whole_at_the_end_and_the_answer_text_as_i
     assert len(deltas) > 1 and "".join(deltas) == long_answer  # several pieces: it streamed
     assert isinstance(said[-1], Done) and said[-1].response.text == long_answer
     assert session.messages[-1] == AssistantMessage(parts=[TextPart(text=long_answer)])
+
+
+def test_a_reply_that_took_two_requests_counts_the_tokens_of_both() -> None:
+    spent, answered = Usage(input_tokens=300, output_tokens=2), Usage(input_tokens=120, output_tokens=9)
+    script = [reply("[]", usage=spent), reply("It is 6.", usage=answered)] * 2
+    with ScriptedServer(script) as server, server.connect("llama-cpp-python:m") as client:
+        whole = ask("llama-cpp-python:m", server, [AREA])
+        streamed = list(client.session(tools=[AREA], tool_mode="constrained").send_streaming_sync("Area?"))
+    total = Usage(input_tokens=420, output_tokens=11)
+    assert (whole.text, whole.usage) == ("It is 6.", total)
+    done = streamed[-1]
+    assert isinstance(done, Done) and (done.response.text, done.response.usage) == ("It is 6.", total)

@@ -10,12 +10,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx2
 import pytest
 
-from tests.gateway._clients import DRIVERS, GATEWAY_KEY, run_tool
+from tests.gateway._clients import DRIVERS, GATEWAY_KEY, TOOLS, run_tool
 from tests.gateway.conftest import Gateway
 from toolwire.gateway import Route, create_app
-from toolwire.testing import ScriptedServer
+from toolwire.testing import ScriptedServer, reply
+from toolwire.types import Usage
 
 CALLS = [
     {"name": "get_weather", "arguments": {"city": "Paris"}},
@@ -72,3 +74,23 @@ def test_a_constrained_route_gives_sdk_clients_ordinary_tool_calls(
             f"\n\nTOOL_RESULT (result) for get_time [{ids[1]}]:\n{run_tool('get_time', {'tz': 'CET'})}",
         },
     ]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_an_answer_after_no_call_reports_the_tokens_of_both_upstream_requests(
+    gateway: Gateway, upstream: ScriptedServer, stream: bool
+) -> None:
+    upstream.add(reply("[]", usage=Usage(input_tokens=300, output_tokens=2)))
+    upstream.add(reply("Sunny.", usage=Usage(input_tokens=120, output_tokens=9)))
+    body = {
+        "model": "small-model",
+        "messages": [{"role": "user", "content": "Weather in Paris?"}],
+        "tools": [{"type": "function", "function": spec} for spec in TOOLS],
+        "stream": stream,
+    }
+    headers = {"authorization": f"Bearer {GATEWAY_KEY}"}
+    answer = httpx2.post(gateway.url + "/api/chat", json=body, headers=headers, timeout=60)
+    assert answer.status_code == 200, answer.text
+    lines = [json.loads(line) for line in answer.text.splitlines() if line.strip()]
+    assert "".join(line["message"].get("content", "") for line in lines) == "Sunny."
+    assert (lines[-1]["done"], lines[-1]["prompt_eval_count"], lines[-1]["eval_count"]) == (True, 420, 11)

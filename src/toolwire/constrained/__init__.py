@@ -27,6 +27,7 @@ from toolwire.constrained._conversation import (
     calls_from_reply,
     constrained_request,
     render_constrained_prompt,
+    with_usage_of,
 )
 from toolwire.constrained._events import ReplyFilter
 from toolwire.constrained._loosen import PORTABLE, SchemaSupport, loosen
@@ -50,4 +51,5 @@ __all__ = [
     "parse_reply",
     "render_constrained_prompt",
     "reply_schema",
+    "with_usage_of",
 ]

@@ -37,9 +37,17 @@ from toolwire.types import (
     ToolCall,
     ToolDefinition,
     ToolResult,
+    Usage,
 )
 
-__all__ = ["SCHEMA_NAME", "answer_request", "calls_from_reply", "constrained_request", "render_constrained_prompt"]
+__all__ = [
+    "SCHEMA_NAME",
+    "answer_request",
+    "calls_from_reply",
+    "constrained_request",
+    "render_constrained_prompt",
+    "with_usage_of",
+]
 
 SCHEMA_NAME = "tool_reply"
 _CALL_EXAMPLE = '{"name": "func_name1", "arguments": {"argument1": "value1", "argument2": "value2"}}'
@@ -154,3 +162,16 @@ def calls_from_reply(response: Response, reply: ReplySchema) -> tuple[Response, 
     stop = StopReason.TOOL_USE if found.calls and response.stop_reason == StopReason.END_TURN else response.stop_reason
     message = AssistantMessage(parts=parts, metadata=response.message.metadata)
     return dataclasses.replace(response, message=message, stop_reason=stop), found
+
+
+def with_usage_of(answer: Response, earlier: Usage | None) -> Response:
+    """`answer` with the tokens of the constrained request before it added: both were paid for."""
+    if earlier is None:
+        return answer
+    mine = answer.usage or Usage()
+    counts = {f.name: _total(getattr(mine, f.name), getattr(earlier, f.name)) for f in dataclasses.fields(Usage)}
+    return dataclasses.replace(answer, usage=Usage(**counts))
+
+
+def _total(a: int | None, b: int | None) -> int | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)

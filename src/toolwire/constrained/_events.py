@@ -11,10 +11,10 @@ agent and the gateway. Pure: no I/O.
 from __future__ import annotations
 
 from toolwire.codecs.common.wire import dumps
-from toolwire.constrained._conversation import calls_from_reply
+from toolwire.constrained._conversation import calls_from_reply, with_usage_of
 from toolwire.constrained._reply import ConstrainedReply
 from toolwire.constrained._schema import ReplySchema
-from toolwire.types import Done, Response, StreamEvent, TextDelta, ToolCallDelta
+from toolwire.types import Done, Response, StreamEvent, TextDelta, ToolCallDelta, Usage
 
 __all__ = ["ReplyFilter"]
 
@@ -30,6 +30,7 @@ class ReplyFilter:
     def __init__(self, reply: ReplySchema) -> None:
         self.reply = reply
         self.found: ConstrainedReply | None = None
+        self._spent: Usage | None = None
 
     @property
     def answer_due(self) -> bool:
@@ -45,7 +46,14 @@ class ReplyFilter:
             case _:
                 return [event]
 
+    def answer_event(self, event: StreamEvent) -> StreamEvent:
+        """One event of the answer's stream, its `Done` counting this reply's tokens too."""
+        if isinstance(event, Done) and self.found is not None:
+            return Done(with_usage_of(event.response, self._spent))
+        return event
+
     def _on_done(self, raw: Response) -> list[StreamEvent]:
+        self._spent = raw.usage
         response, self.found = calls_from_reply(raw, self.reply)
         if self.answer_due:
             return []

@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolwire.client import Client
-from toolwire.constrained import SchemaSupport, answer_request, argument_errors, calls_from_reply, constrained_request
+from toolwire.constrained import (
+    SchemaSupport,
+    answer_request,
+    argument_errors,
+    calls_from_reply,
+    constrained_request,
+    with_usage_of,
+)
 from toolwire.errors import ToolwireError
 from toolwire.evals._bfcl_checker import check_calls
 from toolwire.evals._bfcl_data import BfclCase
@@ -100,7 +107,7 @@ async def _ask(
         assert reply is not None  # every BFCL case has tools
         response, found = calls_from_reply(raw, reply)
         if found.answer_due:  # as users get it: the answer's request follows a reply without calls
-            response = await client.complete_request(answer_request(request))
+            response = with_usage_of(await client.complete_request(answer_request(request)), raw.usage)
         return response, found.parsed, raw.text, found.notes
     if mode == "text":
         sent = dataclasses.replace(

@@ -26,7 +26,7 @@ from toolwire.client import Client
 from toolwire.codecs import get_codec
 from toolwire.codecs.common.degradations import collect_degradations
 from toolwire.codecs.common.wire import dumps
-from toolwire.constrained import ReplyFilter, ReplySchema, calls_from_reply
+from toolwire.constrained import ReplyFilter, ReplySchema, calls_from_reply, with_usage_of
 from toolwire.errors import BadRequestError, ToolwireError
 from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._errors import GatewayError, classify
@@ -343,8 +343,10 @@ async def _complete(ex: Exchange, client: Client, request: Request) -> Response:
         response = await client.complete_request(sent)
         if reply is None:
             return response
-        response, found = calls_from_reply(response, reply)
-        return await client.complete_request(answer_upstream(request)) if found.answer_due else response
+        decoded, found = calls_from_reply(response, reply)
+        if not found.answer_due:
+            return decoded
+        return with_usage_of(await client.complete_request(answer_upstream(request)), response.usage)
     try:
         response = await client.complete_request(request)
     except BadRequestError as exc:
@@ -380,10 +382,17 @@ async def _constrained_stream(
         async for event in events:
             out.extend(held.feed(event))
     if held.answer_due:
-        return await _open_stream(ex, client, answer_upstream(request), mode="native")
+        events, first, _ = await _open_stream(ex, client, answer_upstream(request), mode="native")
+        return _counted(events, held), _First(held.answer_event(first.event), first.decoder), None
     if not out:
         raise GatewayError(502, "The upstream's stream ended before its reply did; retry.")
     return _replay(out[1:]), _First(out[0], first.decoder), None
+
+
+async def _counted(events: AsyncGenerator[StreamEvent, None], held: ReplyFilter) -> AsyncGenerator[StreamEvent, None]:
+    async with aclosing(events):
+        async for event in events:
+            yield held.answer_event(event)
 
 
 async def _replay(events: list[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
