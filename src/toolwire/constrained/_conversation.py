@@ -94,10 +94,10 @@ def constrained_request(request: Request, support: SchemaSupport = PORTABLE) -> 
     reply = reply_schema(
         request.tools, request.tool_choice, parallel_tool_calls=request.parallel_tool_calls, support=support
     )
+    plain = answer_request(request)
     if reply is None:
-        return answer_request(request), None
-    plain = dataclasses.replace(request, tools=[], tool_choice=None, parallel_tool_calls=None)
-    messages = _with_prompt(_as_constrained(request.messages), render_constrained_prompt(reply))
+        return plain, None
+    messages = _with_prompt(plain.messages, render_constrained_prompt(reply))
     fmt = ResponseFormat(schema=reply.schema, name=SCHEMA_NAME, strict=True)
     return dataclasses.replace(plain, messages=messages, response_format=fmt), reply
 
@@ -150,10 +150,7 @@ def calls_from_reply(response: Response, reply: ReplySchema) -> tuple[Response, 
     Each call's `metadata["constrained"]` says how it was read (for `--debug`); a call whose
     arguments fail its tool's schema carries `metadata["arguments_error"]`.
     """
-    found = parse_reply(response.text, reply.tools)
-    if found.answer_due and not reply.answer_allowed:  # a server that did not enforce minItems
-        found.answer_due = False
-        found.notes.append("no call, where tool_choice asked for one")
+    found = parse_reply(response.text, reply.tools, answer_allowed=reply.answer_allowed)
     for call in found.calls:
         call.metadata["constrained"] = {"parsed": found.parsed}
     others = [p for p in response.message.parts if not isinstance(p, TextPart | ToolCall)]

@@ -51,14 +51,21 @@ class ConstrainedReply:
     notes: list[str] = field(default_factory=list)
 
 
-def parse_reply(text: str, tools: Sequence[ToolDefinition]) -> ConstrainedReply:
-    """Read `text`, a reply written under `reply_schema(tools, ...)`."""
+def parse_reply(text: str, tools: Sequence[ToolDefinition], *, answer_allowed: bool = True) -> ConstrainedReply:
+    """Read `text`, a reply written under `reply_schema(tools, ...)`.
+
+    Without `answer_allowed` (`tool_choice` asked for a call), an empty list is noted, not answered:
+    the server did not enforce `minItems`.
+    """
     value, repaired = _load(text)
     items, shaped = _items(value)
     if items is None or not all(_is_call(item) for item in items):
         return ConstrainedReply(text=text, notes=["the reply is not the JSON shape asked for; kept as text"])
     if not items:
-        return ConstrainedReply(parsed=shaped and not repaired, answer_due=True, notes=_repaired(repaired))
+        refused = [] if answer_allowed else ["no call, where tool_choice asked for one"]
+        return ConstrainedReply(
+            parsed=shaped and not repaired, answer_due=answer_allowed, notes=_repaired(repaired) + refused
+        )
     calls, notes = _calls(items, {t.name: t for t in tools})
     shape = [] if shaped else ["the calls came in another shape than the list asked for"]
     notes = _repaired(repaired) + shape + notes
