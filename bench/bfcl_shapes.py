@@ -12,7 +12,8 @@ parameters are loosened for the engine as constrained mode loosens them. Shapes:
 - `toolwire`: constrained mode as it is (`constrained_request` through the provider); the recorded
   `toolwire.json` is the count shape it had before (commit 73e4278: check that out to rerun it),
   since constrained mode now sends `trained`;
-- `trained-prompt`: toolwire's schema (count first, `no_tool_fits`), SmolLM2's own tool prompt;
+- `trained-prompt`: toolwire's schema then (count first, `no_tool_fits`), SmolLM2's own tool
+  prompt; recorded at commit 73e4278 (that schema is gone from toolwire: check it out to rerun);
 - `trained`: SmolLM2's own tool prompt and format (the one its chat template on Ollama uses): a
   JSON list of calls, `[]` when no function fits;
 - `trained-count`: that prompt, and a count first that may be 0;
@@ -39,12 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bfcl_modes import HERE, llama_server
 
 from toolwire.client import Client, connect_http
-from toolwire.constrained import SchemaSupport, loosen, no_tool_definition, reply_schema
+from toolwire.constrained import SchemaSupport, loosen
 from toolwire.evals import BfclCase, check_calls, load_cases
 from toolwire.evals._runner import RequestOptions, run_case
 from toolwire.types import SystemMessage
 
-SHAPES = ("toolwire", "trained-prompt", "trained", "trained-count", "trained-one-tool", "trained-object")
+SHAPES = ("toolwire", "trained", "trained-count", "trained-one-tool", "trained-object")
 
 _EXPERT = (
     "You are an expert in composing functions. You are given a question and a set of possible functions.\n"
@@ -69,11 +70,6 @@ _TRAINED_COUNT = (
 _TRAINED_OBJECT = (
     _STRICT + "If no function call is needed, please make the tool calls an empty list '[]' and write your reply "
     f'as the answer.\n{{"tool_calls": [\n{_CALL},\n(more tool calls as required)\n]}}'
-)
-_TOOLWIRE_FORMAT = (
-    'Reply {"call_count": <n>, "tool_calls": [<n calls like {"name": "func_name1", "arguments": {"argument1": '
-    '"value1"}}>]} where n is the number of separate '
-    "things the user asks for. If none of the tools fits, call no_tool_fits."
 )
 
 
@@ -133,11 +129,6 @@ def prompt_and_schema(shape: str, case: BfclCase, support: SchemaSupport) -> tup
             for n in range(5)
         ]
         return _EXPERT.format(tools=_tools_json(case.tools)) + _TRAINED_COUNT, {"anyOf": counted}
-    if shape == "trained-prompt":
-        reply = reply_schema(case.tools, "auto", support=support)
-        assert reply is not None
-        offered = [no_tool_definition(reply.no_tool), *reply.tools]
-        return _EXPERT.format(tools=_tools_json(offered)) + _TOOLWIRE_FORMAT, reply.schema
     raise SystemExit(f"unknown shape {shape!r}; the shapes are {', '.join(SHAPES)}")
 
 
