@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from toolwire.client import Client
-from toolwire.codecs import get_codec
+from toolwire.codecs import StreamDecoder, get_codec
 from toolwire.codecs.common.degradations import collect_degradations
 from toolwire.codecs.common.wire import dumps
 from toolwire.constrained import ReplyFilter, ReplySchema, calls_from_reply, with_usage_of
@@ -42,7 +42,7 @@ from toolwire.gateway._textmode import (
     parse_reply,
     text_request,
 )
-from toolwire.types import Request, Response, StreamEvent
+from toolwire.types import Request, Response, StreamEvent, TextDelta
 
 __all__ = ["Exchange", "Start", "serve_exchange"]
 
@@ -357,6 +357,29 @@ async def _complete(ex: Exchange, client: Client, request: Request) -> Response:
     return parse_reply(response, request.tools, "auto-text") if ex.target.tool_mode == "auto" else response
 
 
+class _Opening:
+    """The upstream's decoder, with an empty `TextDelta` for a first frame that carries nothing yet.
+
+    That frame is OpenAI's role chunk, Anthropic's `message_start`, Responses' `response.created`;
+    every stream encoder opens its stream on that alone (`message_start`, the role chunk), so the
+    client's stream begins when the upstream's does rather than with the first text or call.
+    """
+
+    def __init__(self, decoder: StreamDecoder) -> None:
+        self._decoder = decoder
+        self._opened = False
+
+    def feed(self, event: dict[str, Any]) -> list[StreamEvent]:
+        events = self._decoder.feed(event)
+        if self._opened:
+            return events
+        self._opened = True
+        return events or [TextDelta("")]
+
+    def finish(self) -> Response:
+        return self._decoder.finish()
+
+
 @dataclass(slots=True)
 class _First:
     event: StreamEvent
@@ -407,7 +430,7 @@ async def _open_stream(
     mode = mode or ex.target.tool_mode
     sent, reply = constrained_upstream(request, client.schema_support) if mode == "constrained" else (request, None)
     sent = text_request(request) if mode == "text" else sent
-    decoder = client.codec.stream_decoder()
+    decoder = _Opening(client.codec.stream_decoder())
     events = cast(AsyncGenerator[StreamEvent, None], client.stream_request(sent, decoder))
     try:
         first = await anext(events)

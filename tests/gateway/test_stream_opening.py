@@ -1,0 +1,125 @@
+"""A translated stream opens when the upstream's does, not when its first text arrives.
+
+The upstream here sends its stream's opening frame (OpenAI's role chunk, Anthropic's
+`message_start`) and then holds the rest until the test has seen the client's stream open.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+
+import httpx2
+import pytest
+
+from tests.gateway._clients import GATEWAY_KEY
+from tests.gateway.conftest import KEY_ENV, Gateway
+from toolwire.gateway import Route, create_app
+
+
+def _chunk(delta: dict[str, str], finish: str | None = None) -> dict[str, object]:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "up", "choices": [choice]}
+
+
+_OPENAI_OPENING = [_chunk({"role": "assistant", "content": ""})]
+_OPENAI_REST = [_chunk({"content": "Hi"}), _chunk({}, "stop")]
+_MESSAGE = {"id": "msg_1", "type": "message", "role": "assistant", "model": "up", "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 0}}  # fmt: skip
+_ANTHROPIC_OPENING = [{"type": "message_start", "message": _MESSAGE}]
+_ANTHROPIC_REST = [
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+    {"type": "message_stop"},
+]
+
+
+_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+def _sse(event: dict[str, object], named: bool) -> bytes:
+    head = f"event: {event['type']}\n" if named else ""
+    data = f"{head}data: {json.dumps(event)}\n\n".encode()
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+class HeldUpstream:
+    """Answers one streamed request with its opening frame, and the rest only once `release` is set."""
+
+    def __init__(self, opening: list[dict[str, object]], rest: list[dict[str, object]], anthropic: bool) -> None:
+        self.opening, self.rest, self.anthropic = opening, rest, anthropic
+        self.release = threading.Event()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        conn, _ = self.sock.accept()
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(65536)
+            head, _, body = request.partition(b"\r\n\r\n")
+            sizes = [line.split(b":")[1] for line in head.lower().split(b"\r\n") if line.startswith(b"content-length")]
+            while len(body) < int(sizes[0]):
+                body += conn.recv(65536)
+            opening = b"".join(_sse(e, self.anthropic) for e in self.opening)
+            conn.sendall(_HEAD + opening)
+            self.release.wait(60)
+            rest = b"".join(_sse(e, self.anthropic) for e in self.rest)
+            done = b"" if self.anthropic else _sse_done()
+            conn.sendall(rest + done + b"0\r\n\r\n")
+
+
+def _sse_done() -> bytes:
+    data = b"data: [DONE]\n\n"
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+@pytest.fixture
+def upstream_key() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(KEY_ENV, "upstream-key")
+        yield
+
+
+CASES = {
+    "openai upstream, anthropic client": (
+        "openai", _OPENAI_OPENING, _OPENAI_REST, "/v1/messages",
+        {"model": "held", "max_tokens": 10, "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+        ["message_start", "ping", "content_block_start", "content_block_delta", "content_block_stop", "message_delta",
+         "message_stop"],
+    ),
+    "anthropic upstream, responses client": (
+        "anthropic", _ANTHROPIC_OPENING, _ANTHROPIC_REST, "/v1/responses",
+        {"model": "held", "input": "hi", "stream": True},
+        ["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added",
+         "response.output_text.delta", "response.output_text.done", "response.content_part.done",
+         "response.output_item.done", "response.completed"],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_clients_stream_opens_before_the_upstreams_first_text(upstream_key: None, case: str) -> None:
+    provider, opening, rest, path, body, expected = CASES[case]
+    upstream = HeldUpstream(opening, rest, anthropic=provider == "anthropic")
+    base = f"http://127.0.0.1:{upstream.port}" + ("/v1" if provider == "openai" else "")
+    route = Route(model="held", target=f"{provider}:up", base_url=base, api_key_env=KEY_ENV)
+    types: list[str] = []
+    with (
+        Gateway(create_app([route], keys=[GATEWAY_KEY])) as gateway,
+        httpx2.Client(timeout=30, headers={"authorization": f"Bearer {GATEWAY_KEY}"}) as http,
+        http.stream("POST", gateway.url + path, json=body) as reply,
+    ):
+        assert reply.status_code == 200
+        for line in reply.iter_lines():
+            if line.startswith("data: "):
+                types.append(json.loads(line[6:])["type"])
+                upstream.release.set()  # the client's stream opened while the upstream still held its text
+    upstream.sock.close()
+    assert types == expected
