@@ -94,6 +94,13 @@ CASES = {
         ["message_start", "ping", "content_block_start", "content_block_delta", "content_block_stop", "message_delta",
          "message_stop"],
     ),
+    "openai upstream in text mode, anthropic client with tools": (
+        "openai", _OPENAI_OPENING, _OPENAI_REST, "/v1/messages",
+        {"model": "held", "max_tokens": 10, "stream": True, "messages": [{"role": "user", "content": "hi"}],
+         "tools": [{"name": "lookup", "input_schema": {"type": "object", "properties": {}}}]},
+        ["message_start", "ping", "content_block_start", "content_block_delta", "content_block_stop", "message_delta",
+         "message_stop"],
+    ),
     "anthropic upstream, responses client": (
         "anthropic", _ANTHROPIC_OPENING, _ANTHROPIC_REST, "/v1/responses",
         {"model": "held", "input": "hi", "stream": True},
@@ -109,7 +116,8 @@ def test_the_clients_stream_opens_before_the_upstreams_first_text(upstream_key: 
     provider, opening, rest, path, body, expected = CASES[case]
     upstream = HeldUpstream(opening, rest, anthropic=provider == "anthropic")
     base = f"http://127.0.0.1:{upstream.port}" + ("/v1" if provider == "openai" else "")
-    route = Route(model="held", target=f"{provider}:up", base_url=base, api_key_env=KEY_ENV)
+    mode = "text" if "text mode" in case else "native"
+    route = Route(model="held", target=f"{provider}:up", base_url=base, api_key_env=KEY_ENV, tool_mode=mode)
     types: list[str] = []
     with (
         Gateway(create_app([route], keys=[GATEWAY_KEY])) as gateway,

@@ -18,7 +18,7 @@ from toolwire.gateway._namespaces import Namespaces, split_names
 from toolwire.gateway._protocols import Protocol as WireProtocol
 from toolwire.gateway._protocols import frame
 from toolwire.gateway._textmode import EventFilter
-from toolwire.types import Done, Response, StreamEvent, ToolCallDelta
+from toolwire.types import Done, Response, StreamEvent, TextDelta, ToolCallDelta
 
 __all__ = ["Relay", "client_view"]
 
@@ -77,7 +77,8 @@ class Relay:
 
     def feed(self, event: StreamEvent) -> bytes:
         """The bytes to send for one upstream event (often one frame, sometimes none)."""
-        events = self.filter.feed(event) if self.filter is not None else (event,)
+        opening = isinstance(event, TextDelta) and not event.text  # the stream began: nothing to filter
+        events = self.filter.feed(event) if self.filter is not None and not opening else (event,)
         wire: list[_Wire] = []
         for item in events:
             wire.extend(self._encode(item))
