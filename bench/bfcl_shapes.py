@@ -18,7 +18,12 @@ parameters are loosened for the engine as constrained mode loosens them. Shapes:
   JSON list of calls, `[]` when no function fits;
 - `trained-count`: that prompt, and a count first that may be 0;
 - `trained-one-tool`: the list, but every call in one reply is of the same tool;
-- `trained-object`: the list inside `{"tool_calls": [...]}`, and after an empty list an `answer`.
+- `trained-object`: the list inside `{"tool_calls": [...]}`, and after an empty list an `answer`;
+- `single-lines`: the issue's prototype as described: the tools one line each, exactly one call
+  object (`{"name", "arguments"}`, no list, so no "no call" and no parallel calls);
+- `single-json`: the same single call under SmolLM2's own prompt (the tools as JSON);
+- `single-or-empty`: `single-lines`, or `[]` when no tool fits;
+- `lines-list`: the list shape (`trained`'s schema) under the one-line tool prompt.
 
 Results: `bench/results/shapes/<shape>.json` (per case; `--out`) and a table on stdout.
 """
@@ -45,7 +50,17 @@ from toolwire.evals import BfclCase, check_calls, load_cases
 from toolwire.evals._runner import RequestOptions, run_case
 from toolwire.types import SystemMessage
 
-SHAPES = ("toolwire", "trained", "trained-count", "trained-one-tool", "trained-object")
+SHAPES = (
+    "toolwire",
+    "trained",
+    "single-lines",
+    "single-json",
+    "single-or-empty",
+    "lines-list",
+    "trained-count",
+    "trained-one-tool",
+    "trained-object",
+)
 
 _EXPERT = (
     "You are an expert in composing functions. You are given a question and a set of possible functions.\n"
@@ -73,6 +88,23 @@ _TRAINED_OBJECT = (
 )
 
 
+_ONE_CALL = 'Reply {"name": "<tool>", "arguments": {...}} for the one tool call that answers the user'
+
+
+def _tool_lines(tools: list[Any]) -> str:
+    """The tools one line each, as constrained mode described them before session 6."""
+    lines = []
+    for tool in tools:
+        parameters = tool.parameters or {}
+        properties, required = parameters.get("properties") or {}, parameters.get("required") or []
+        params = ", ".join(
+            f"{name}{'' if name in required else '?'}: {sub.get('type') if isinstance(sub, dict) else ''}"
+            for name, sub in properties.items()
+        )
+        lines.append(f"- {tool.name}({params}): {' '.join((tool.description or '').split())}")
+    return "You can use these tools:\n" + "\n".join(lines)
+
+
 def _tools_json(tools: list[Any]) -> str:
     return json.dumps([{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools])
 
@@ -98,6 +130,22 @@ def prompt_and_schema(shape: str, case: BfclCase, support: SchemaSupport) -> tup
     calls = _calls(case, support)
     if shape == "trained":
         return _EXPERT.format(tools=_tools_json(case.tools)) + _TRAINED, {
+            "type": "array", "items": _any(calls), "minItems": 0, "maxItems": 4,
+        }  # fmt: skip
+    if shape == "single-lines":
+        return f"{_tool_lines(case.tools)}\n\n{_ONE_CALL}.", _any(calls)
+    if shape == "single-json":
+        return _EXPERT.format(tools=_tools_json(case.tools)) + _STRICT + f"\n<tool_call>{_CALL}</tool_call>", _any(
+            calls
+        )
+    if shape == "single-or-empty":
+        empty = {"type": "array", "items": {"type": "null"}, "maxItems": 0}
+        return f"{_tool_lines(case.tools)}\n\n{_ONE_CALL}, or [] if no tool fits.", {"anyOf": [_any(calls), empty]}
+    if shape == "lines-list":
+        wanted = (
+            'Reply with the JSON list of tool calls that answer the user, like [{"name": "<tool>", "arguments": {...}}]'
+        )
+        return f"{_tool_lines(case.tools)}\n\n{wanted}, or [] if no tool fits.", {
             "type": "array", "items": _any(calls), "minItems": 0, "maxItems": 4,
         }  # fmt: skip
     if shape == "trained-one-tool":
@@ -137,6 +185,8 @@ def read_calls(text: str) -> list[dict[str, Any]]:
         value = json.loads(text)
     except ValueError:
         return []
+    if isinstance(value, dict) and "name" in value:
+        value = [value]  # a single call
     items = value.get("tool_calls", []) if isinstance(value, dict) else value
     kept: list[dict[str, Any]] = []
     for item in items:
