@@ -135,9 +135,8 @@ def prompt_and_schema(shape: str, case: BfclCase, support: SchemaSupport) -> tup
     if shape == "single-lines":
         return f"{_tool_lines(case.tools)}\n\n{_ONE_CALL}.", _any(calls)
     if shape == "single-json":
-        return _EXPERT.format(tools=_tools_json(case.tools)) + _STRICT + f"\n<tool_call>{_CALL}</tool_call>", _any(
-            calls
-        )
+        expert = _EXPERT.format(tools=_tools_json(case.tools))
+        return f"{expert}{_STRICT}\n<tool_call>{_CALL}</tool_call>", _any(calls)
     if shape == "single-or-empty":
         empty = {"type": "array", "items": {"type": "null"}, "maxItems": 0}
         return f"{_tool_lines(case.tools)}\n\n{_ONE_CALL}, or [] if no tool fits.", {"anyOf": [_any(calls), empty]}
