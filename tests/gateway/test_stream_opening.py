@@ -16,7 +16,7 @@ import pytest
 
 from tests.gateway._clients import GATEWAY_KEY
 from tests.gateway.conftest import KEY_ENV, Gateway
-from toolwire.gateway import Route, create_app
+from toolwire.gateway import Route, Target, create_app
 
 
 def _chunk(delta: dict[str, str], finish: str | None = None) -> dict[str, object]:
@@ -131,3 +131,28 @@ def test_the_clients_stream_opens_before_the_upstreams_first_text(upstream_key: 
                 upstream.release.set()  # the client's stream opened while the upstream still held its text
     upstream.sock.close()
     assert types == expected
+
+
+def test_a_route_with_a_target_left_fails_over_when_the_upstream_errs_after_its_opening(upstream_key: None) -> None:
+    """Anthropic's `message_start`, then `overloaded_error`: the next target serves the request."""
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    failing = HeldUpstream(_ANTHROPIC_OPENING, [overloaded], anthropic=True)
+    serving = HeldUpstream(_OPENAI_OPENING, _OPENAI_REST, anthropic=False)
+    failing.release.set()
+    serving.release.set()
+    targets = [
+        Target("anthropic:up", f"http://127.0.0.1:{failing.port}", KEY_ENV),
+        Target("openai:up", f"http://127.0.0.1:{serving.port}/v1", KEY_ENV),
+    ]
+    body = {"model": "held", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with (
+        Gateway(create_app([Route(model="held", targets=targets)], keys=[GATEWAY_KEY])) as gateway,
+        httpx2.Client(timeout=30, headers={"authorization": f"Bearer {GATEWAY_KEY}"}) as http,
+        http.stream("POST", gateway.url + "/v1/chat/completions", json=body) as reply,
+    ):
+        chunks = [json.loads(line[6:]) for line in reply.iter_lines() if line.startswith("data: {")]
+        served_by = reply.headers["x-toolwire-target"]
+    failing.sock.close()
+    serving.sock.close()
+    text = "".join(chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks if chunk["choices"])
+    assert (reply.status_code, served_by, text) == (200, "openai:up", "Hi")

@@ -85,6 +85,7 @@ class Exchange:
         route: The route serving it.
         headers: Request headers to hand to a same-protocol upstream (`anthropic-beta`).
         target: The route's target trying it now (the first one until `serve_exchange` picks).
+        fallback_left: Another target would take the request if this one failed now.
         fallbacks: The targets that failed before any byte went out, in order.
         failures: Every upstream failure while serving it: (target, status for the client).
     """
@@ -97,6 +98,7 @@ class Exchange:
     route: Route
     headers: dict[str, str] = field(default_factory=dict)
     target: Target = field(init=False)
+    fallback_left: bool = False
     fallbacks: list[str] = field(default_factory=list)
     failures: list[tuple[str, int]] = field(default_factory=list)
     mode: str = "-"
@@ -136,7 +138,7 @@ async def serve_exchange(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
     """
     candidates = ex.route.candidates()
     for number, target in enumerate(candidates):
-        ex.target = target
+        ex.target, ex.fallback_left = target, number < len(candidates) - 1
         target.in_flight += 1
         started = False
         try:
@@ -430,7 +432,9 @@ async def _open_stream(
     mode = mode or ex.target.tool_mode
     sent, reply = constrained_upstream(request, client.schema_support) if mode == "constrained" else (request, None)
     sent = text_request(request) if mode == "text" else sent
-    decoder = _Opening(client.codec.stream_decoder())
+    # With another target left, the client's stream opens on the first text or call instead: an
+    # upstream that fails right after its opening frame then still hands the request on.
+    decoder = client.codec.stream_decoder() if ex.fallback_left else _Opening(client.codec.stream_decoder())
     events = cast(AsyncGenerator[StreamEvent, None], client.stream_request(sent, decoder))
     try:
         first = await anext(events)
