@@ -41,10 +41,13 @@ _ANTHROPIC_REST = [
 _HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
 
 
+def _http_chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
 def _sse(event: dict[str, object], named: bool) -> bytes:
     head = f"event: {event['type']}\n" if named else ""
-    data = f"{head}data: {json.dumps(event)}\n\n".encode()
-    return b"%x\r\n%s\r\n" % (len(data), data)
+    return _http_chunk(f"{head}data: {json.dumps(event)}\n\n".encode())
 
 
 class HeldUpstream:
@@ -71,13 +74,8 @@ class HeldUpstream:
             conn.sendall(_HEAD + opening)
             self.release.wait(60)
             rest = b"".join(_sse(e, self.anthropic) for e in self.rest)
-            done = b"" if self.anthropic else _sse_done()
+            done = b"" if self.anthropic else _http_chunk(b"data: [DONE]\n\n")
             conn.sendall(rest + done + b"0\r\n\r\n")
-
-
-def _sse_done() -> bytes:
-    data = b"data: [DONE]\n\n"
-    return b"%x\r\n%s\r\n" % (len(data), data)
 
 
 @pytest.fixture
