@@ -6,6 +6,7 @@ wire format. This module imports only the standard library.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -267,6 +268,15 @@ class Usage:
     cache_read_tokens: int | None = None
     reasoning_tokens: int | None = None
 
+    def plus(self, other: Usage | None) -> Usage:
+        """These counts and `other`'s summed: two requests paid for one reply, or a run's turns.
+
+        A count neither side reported stays None.
+        """
+        if other is None:
+            return dataclasses.replace(self)
+        return Usage(**{f.name: _sum(getattr(self, f.name), getattr(other, f.name)) for f in dataclasses.fields(self)})
+
 
 class StopReason(StrEnum):
     """Why the model stopped, in neutral terms; `Response.raw_stop_reason` keeps the wire value."""
@@ -336,3 +346,7 @@ class Done:
 
 
 StreamEvent: TypeAlias = TextDelta | ThinkingDelta | ToolCallDelta | Done
+
+
+def _sum(a: int | None, b: int | None) -> int | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)

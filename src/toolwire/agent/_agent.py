@@ -288,7 +288,7 @@ class Agent:
     async def _ask(self, run: _Run) -> Response:
         response = await self._model_turn(run)
         run.turns += 1
-        _add_usage(run.usage, response.usage)
+        run.usage = run.usage.plus(response.usage)
         run.messages.append(response.message)
         return response
 
@@ -333,15 +333,6 @@ def _record(run: _Run, records: Sequence[CallRecord]) -> None:
 def _answer_unrun(run: _Run, response: Response, message: str) -> None:
     """Answer calls that will not run, so the history stays valid for a next run."""
     run.messages.extend(ToolResult.error(call, message) for call in response.tool_calls)
-
-
-def _add_usage(total: Usage, usage: Usage | None) -> None:
-    if usage is None:
-        return
-    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"):
-        value = getattr(usage, name)
-        if value is not None:
-            setattr(total, name, (getattr(total, name) or 0) + value)
 
 
 def _run_attributes(result: RunResult) -> dict[str, Any]:

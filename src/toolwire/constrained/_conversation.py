@@ -165,10 +165,4 @@ def with_usage_of(answer: Response, earlier: Usage | None) -> Response:
     """`answer` with the tokens of the constrained request before it added: both were paid for."""
     if earlier is None:
         return answer
-    mine = answer.usage or Usage()
-    counts = {f.name: _total(getattr(mine, f.name), getattr(earlier, f.name)) for f in dataclasses.fields(Usage)}
-    return dataclasses.replace(answer, usage=Usage(**counts))
-
-
-def _total(a: int | None, b: int | None) -> int | None:
-    return None if a is None and b is None else (a or 0) + (b or 0)
+    return dataclasses.replace(answer, usage=earlier.plus(answer.usage))
