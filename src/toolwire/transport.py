@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
 
 from toolwire._secrets import credential_parts, scrub_error
+from toolwire._sse import SseEventTooLarge, SseReader
 from toolwire.codecs.common.wire import dumps
 from toolwire.errors import (
     AuthenticationError,
@@ -109,6 +110,14 @@ async def _capped_lines(response: httpx2.Response) -> AsyncIterator[str | None]:
             return
     if buffer:
         yield buffer.decode("utf-8", "replace")
+
+
+async def _sse_data(response: httpx2.Response) -> AsyncIterator[str]:
+    """The data of each server-sent event in the body, as the events complete."""
+    reader = SseReader(MAX_EVENT_BYTES)
+    async for chunk in response.aiter_bytes():
+        for data in reader.feed(chunk):
+            yield data
 
 
 async def _read_at_most(response: httpx2.Response, limit: int) -> tuple[bytes, bool]:
@@ -568,17 +577,20 @@ class HttpTransport:
     async def _sse_frames(self, response: httpx2.Response, ends_at: float | None) -> AsyncIterator[Frame]:
         import httpx2
 
-        events = httpx2.EventSource(response, max_event_size=MAX_EVENT_BYTES)
+        media_type = response.headers.get("content-type", "").partition(";")[0].strip()
+        if media_type.lower() != "text/event-stream":
+            error = f"is not a valid event stream: its content type is {media_type!r}, not 'text/event-stream'"
+            raise self._fail(self._stream_error(error))
         try:
-            async for event in self._within_idle_timeout(events, ends_at):
-                data = event.data.strip()
+            async for data in self._within_idle_timeout(_sse_data(response), ends_at):
+                data = data.strip()
                 if not data:
                     continue
                 if data == "[DONE]":
                     yield END_OF_STREAM
                     continue
                 yield self._parse_frame(data)
-        except httpx2.SSEError as exc:
+        except SseEventTooLarge as exc:
             raise self._fail(self._stream_error(f"is not a valid event stream: {exc}")) from exc
         except httpx2.TimeoutException as exc:
             raise self._fail(self._transport_error(exc)) from exc

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolwire._sse import SseEventTooLarge, SseReader
+
+_VALUE = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=12)
+_FIELD = st.one_of(
+    st.tuples(st.just("data"), _VALUE),
+    st.tuples(st.sampled_from(["event", "id", "retry", ""]), _VALUE),  # "" is a comment line
+)
+_EVENT = st.lists(_FIELD, min_size=1, max_size=4)
+
+
+def _read(body: bytes, cuts: list[int], limit: int = 1 << 20) -> list[str]:
+    reader, events, start = SseReader(limit), [], 0
+    for cut in [*sorted(cuts), len(body)]:
+        events += reader.feed(body[start:cut])
+        start = cut
+    return events
+
+
+@given(
+    events=st.lists(_EVENT, max_size=5),
+    ending=st.sampled_from(["\n", "\r\n", "\r"]),
+    spaced=st.booleans(),
+    bom=st.booleans(),
+    data=st.data(),
+)
+def test_any_stream_cut_anywhere_gives_each_events_data(
+    events: list[list[tuple[str, str]]], ending: str, spaced: bool, bom: bool, data: st.DataObject
+) -> None:
+    lines = [[f"{name}:{' ' if spaced else ''}{value}" for name, value in fields] for fields in events]
+    text = "".join("".join(line + ending for line in event) + ending for event in lines)
+    body = (b"\xef\xbb\xbf" if bom else b"") + text.encode()
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=8))
+
+    def read_back(value: str) -> str:  # one space after the colon is the separator, not the value
+        return value if spaced or not value.startswith(" ") else value[1:]
+
+    expected = [
+        "\n".join(read_back(value) for name, value in fields if name == "data")
+        for fields in events
+        if any(name == "data" for name, _ in fields)
+    ]
+    assert _read(body, cuts) == expected
+
+
+def test_the_wire_forms_providers_send() -> None:
+    body = (
+        b'event: message_start\ndata: {"a": 1}\n\n'
+        b": keep-alive\n\n"
+        b'data:{"b": 2}\r\n\r\n'
+        b"data: line one\ndata\ndata:  two\n\n"
+        b"event: ping\n\n"
+        b"data: [DONE]\n\n"
+    )
+    assert _read(body, []) == ['{"a": 1}', '{"b": 2}', "line one\n\n two", "[DONE]"]
+    assert _read(body, list(range(len(body)))) == _read(body, [])
+
+
+def test_an_event_without_its_blank_line_at_the_end_is_discarded() -> None:
+    assert _read(b"data: a\n\ndata: b\n", []) == ["a"]
+
+
+def test_a_carriage_return_then_a_line_feed_in_the_next_chunk_is_one_line_end() -> None:
+    assert _read(b"data: a\r\n\r\ndata: b\r\r", [8, 9, 10]) == ["a", "b"]
+
+
+def test_an_event_past_the_limit_is_refused_finished_or_not() -> None:
+    with pytest.raises(SseEventTooLarge, match="exceeded the 16 byte limit"):
+        _read(b"data: 0123456789abcdef\n\n", [], limit=16)
+    with pytest.raises(SseEventTooLarge, match="exceeded the 16 byte limit"):
+        _read(b"data: 0123456789abcdef", [4], limit=16)  # refused before its end arrives: memory stays bounded
