@@ -104,7 +104,8 @@ class _Gateway:
         except (GatewayError, RoutingError) as exc:
             error = classify(exc)
             _log(request, None, error.status, started)
-            with gateway_span(request.method, request.url.path, {"toolwire.gateway.protocol": protocol.name}) as span:
+            attributes = {"toolwire.gateway.protocol": protocol.name}
+            with gateway_span(request.method, request.scope["path"], attributes) as span:
                 record_gateway(span, error.status, {})
             seconds = time.perf_counter() - started
             self.record(Outcome(protocol=protocol.name, route="-", target="-", status=error.status, seconds=seconds))
@@ -151,13 +152,13 @@ def _log(request: Request, ex: Exchange | None, status: int, started: float, hun
         return
     ms = (time.perf_counter() - started) * 1000
     if ex is None:
-        logger.info("%s %s status=%d %.1fms", request.method, request.url.path, status, ms)
+        logger.info("%s %s status=%d %.1fms", request.method, request.scope["path"], status, ms)
         return
     tokens_in, tokens_out = ex.tokens
     logger.info(
         "%s %s model=%s route=%s upstream=%s mode=%s stream=%s status=%d %.1fms tokens=%s/%s%s%s%s",
         request.method,
-        request.url.path,
+        request.scope["path"],
         ex.model,
         ex.route.model,
         ex.target.target,
@@ -197,7 +198,7 @@ class _ExchangeResponse:
             if message["type"] == "http.response.body" and not message.get("more_body", False):
                 self.ended = True
 
-        with gateway_span(self.request.method, self.request.url.path, _span_attributes(ex)) as span:
+        with gateway_span(self.request.method, self.request.scope["path"], _span_attributes(ex)) as span:
             running = asyncio.current_task()
             assert running is not None
             # A plain task, not anyio's task group: that cost ~0.13 ms before the first byte.

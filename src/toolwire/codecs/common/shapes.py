@@ -275,25 +275,39 @@ SHAPES: dict[str, dict[str, Shape]] = {
 
 def find_bad_field(value: Any, shape: Shape, path: str = "") -> tuple[str, str] | None:
     """The first `(path, expected)` where `value` does not fit `shape`, or None when it all fits."""
-    stack: list[tuple[Any, Shape, str]] = [(value, shape, path)]
+    # Each entry's place is (parent place, key or index), spelled out only for the field that fails:
+    # a body that fits, which is nearly every body, builds no path strings.
+    stack: list[tuple[Any, Shape, Any]] = [(value, shape, None)]
     while stack:
-        current, expected, where = stack.pop()
+        current, expected, place = stack.pop()
         if current is None:
             continue
         if isinstance(expected, dict):
             if not isinstance(current, dict):
-                return where or "(the body)", "an object"
-            stack.extend((current[k], s, f"{where}.{k}" if where else k) for k, s in expected.items() if k in current)
+                return _spell(path, place) or "(the body)", "an object"
+            stack.extend((current[k], s, (place, k)) for k, s in expected.items() if k in current)
         elif isinstance(expected, list):
             if not isinstance(current, list):
-                return where or "(the body)", "an array"
-            stack.extend((item, expected[0], f"{where}[{i}]") for i, item in reversed(list(enumerate(current))))
+                return _spell(path, place) or "(the body)", "an array"
+            item_shape = expected[0]
+            stack.extend((current[i], item_shape, (place, i)) for i in range(len(current) - 1, -1, -1))
         elif not _fits(current, expected):
-            return where, _describe(expected)
+            return _spell(path, place), _describe(expected)
         elif isinstance(expected, tuple) and isinstance(current, list):
             # `(str, [block])`: a list is read as that array of blocks, so its items are checked too
-            stack.extend((current, option, where) for option in expected if isinstance(option, list))
+            stack.extend((current, option, place) for option in expected if isinstance(option, list))
     return None
+
+
+def _spell(path: str, place: Any) -> str:
+    """`messages[2].content` from the chain of (parent, key or index) pairs under `path`."""
+    steps: list[str | int] = []
+    while place is not None:
+        place, step = place
+        steps.append(step)
+    for step in reversed(steps):
+        path = f"{path}[{step}]" if isinstance(step, int) else f"{path}.{step}" if path else step
+    return path
 
 
 def _fits(value: Any, expected: type | tuple[Any, ...]) -> bool:
