@@ -26,6 +26,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "transport": (4, "transport"),
     "netio": (4, "transport"),  # httpx2's connections on asyncio transports
     "secrets": (4, "transport"),  # credentials kept out of error text
+    "sse": (4, "transport"),  # server-sent events read from the body's bytes
     "client": (5, "client"),
     "address": (5, "client"),  # where a provider:model is reached (connect_http, check_target)
     "providers": (5, "client"),
