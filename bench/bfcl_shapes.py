@@ -23,7 +23,10 @@ parameters are loosened for the engine as constrained mode loosens them. Shapes:
   object (`{"name", "arguments"}`, no list, so no "no call" and no parallel calls);
 - `single-json`: the same single call under SmolLM2's own prompt (the tools as JSON);
 - `single-or-empty`: `single-lines`, or `[]` when no tool fits;
-- `lines-list`: the list shape (`trained`'s schema) under the one-line tool prompt.
+- `lines-list`: the list shape (`trained`'s schema) under the one-line tool prompt;
+- `trained-tagged`: `trained`, with the `<tool_call>` ... `</tool_call>` its prompt shows written
+  by the grammar too (a llama.cpp GBNF `grammar` around the list's, not `response_format`);
+- `trained-untagged`: `trained`, with the tags left out of the prompt instead.
 
 Results: `bench/results/shapes/<shape>.json` (per case; `--out`) and a table on stdout.
 """
@@ -60,6 +63,8 @@ SHAPES = (
     "trained-count",
     "trained-one-tool",
     "trained-object",
+    "trained-tagged",
+    "trained-untagged",
 )
 
 _EXPERT = (
@@ -128,7 +133,7 @@ def _any(schemas: list[dict[str, Any]]) -> dict[str, Any]:
 
 def prompt_and_schema(shape: str, case: BfclCase, support: SchemaSupport) -> tuple[str, dict[str, Any]]:
     calls = _calls(case, support)
-    if shape == "trained":
+    if shape in ("trained", "trained-tagged"):
         return _EXPERT.format(tools=_tools_json(case.tools)) + _TRAINED, {
             "type": "array", "items": _any(calls), "minItems": 0, "maxItems": 4,
         }  # fmt: skip
@@ -145,6 +150,11 @@ def prompt_and_schema(shape: str, case: BfclCase, support: SchemaSupport) -> tup
             'Reply with the JSON list of tool calls that answer the user, like [{"name": "<tool>", "arguments": {...}}]'
         )
         return f"{_tool_lines(case.tools)}\n\n{wanted}, or [] if no tool fits.", {
+            "type": "array", "items": _any(calls), "minItems": 0, "maxItems": 4,
+        }  # fmt: skip
+    if shape == "trained-untagged":
+        prompt = _EXPERT.format(tools=_tools_json(case.tools)) + _TRAINED
+        return prompt.replace("<tool_call>", "").replace("</tool_call>", ""), {
             "type": "array", "items": _any(calls), "minItems": 0, "maxItems": 4,
         }  # fmt: skip
     if shape == "trained-one-tool":
@@ -179,6 +189,14 @@ def prompt_and_schema(shape: str, case: BfclCase, support: SchemaSupport) -> tup
     raise SystemExit(f"unknown shape {shape!r}; the shapes are {', '.join(SHAPES)}")
 
 
+def tagged_grammar(schema: dict[str, Any]) -> str:
+    """The list's grammar inside SmolLM2's `<tool_call>` tags (llama.cpp GBNF: JSON Schema cannot say it)."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf  # the server's own converter, as for `response_format`
+
+    calls = json_schema_to_gbnf(json.dumps(schema)).replace("root ::=", "calls ::=", 1)
+    return f'root ::= "<tool_call>" calls "</tool_call>"\n{calls}'
+
+
 def read_calls(text: str) -> list[dict[str, Any]]:
     try:
         value = json.loads(text)
@@ -210,11 +228,14 @@ async def run_shape(shape: str, base: str, cases: list[BfclCase]) -> list[dict[s
                 messages = [{"role": "system", "content": system}] + [
                     {"role": "user", "content": m.content} for m in case.messages if not isinstance(m, SystemMessage)
                 ]
-                body = {"model": "m", "messages": messages, "temperature": 0, "seed": 0, "max_tokens": 192,
-                        "response_format": {"type": "json_object", "schema": schema}}  # fmt: skip
+                body = {"model": "m", "messages": messages, "temperature": 0, "seed": 0, "max_tokens": 192}
+                body |= {"grammar": tagged_grammar(schema)} if shape == "trained-tagged" else {
+                    "response_format": {"type": "json_object", "schema": schema}
+                }  # fmt: skip
                 reply = (await http.post(base + "/chat/completions", json=body)).json()
                 text = reply["choices"][0]["message"]["content"] or ""
-                calls = [{case.bfcl_name(c["name"]): c.get("arguments", {})} for c in read_calls(text)]
+                inner = text.removeprefix("<tool_call>").split("</tool_call>")[0]
+                calls = [{case.bfcl_name(c["name"]): c.get("arguments", {})} for c in read_calls(inner)]
             verdict = check_calls(case.category, case.functions, calls, case.possible_answer)
             out.append({"id": case.id, "category": case.category, "correct": verdict.valid, "kind": verdict.kind,
                         "calls": calls, "text": text, "latency_s": time.perf_counter() - started})  # fmt: skip
