@@ -67,6 +67,7 @@ def test_an_event_without_its_blank_line_at_the_end_is_discarded() -> None:
 
 def test_a_carriage_return_then_a_line_feed_in_the_next_chunk_is_one_line_end() -> None:
     assert _read(b"data: a\r\n\r\ndata: b\r\r", [8, 9, 10]) == ["a", "b"]
+    assert _read(b"data: a\r\n\n", [8, 9]) == ["a"]  # that LF ends the CR's line; the next is the blank line
 
 
 def test_an_event_past_the_limit_is_refused_finished_or_not() -> None:

@@ -32,8 +32,10 @@ class SseReader:
         self._after_cr = False  # the last chunk ended with CR: an LF opening the next one is the same line end
 
     def feed(self, chunk: bytes) -> list[str]:
-        if self._after_cr and chunk[:1] == b"\n":
-            chunk = chunk[1:]
+        if self._after_cr:
+            self._after_cr = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
         if not chunk:
             return []
         self._after_cr = chunk.endswith(b"\r")
