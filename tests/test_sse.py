@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolwire._sse import SseEventTooLarge, SseReader
@@ -68,6 +68,22 @@ def test_an_event_without_its_blank_line_at_the_end_is_discarded() -> None:
 def test_a_carriage_return_then_a_line_feed_in_the_next_chunk_is_one_line_end() -> None:
     assert _read(b"data: a\r\n\r\ndata: b\r\r", [8, 9, 10]) == ["a", "b"]
     assert _read(b"data: a\r\n\n", [8, 9]) == ["a"]  # that LF ends the CR's line; the next is the blank line
+    assert _read(b"data\r\ndata:\n\n", [5, 5]) == ["\n"]  # an empty chunk between CR and LF changes nothing
+
+
+_PIECES = st.sampled_from(["data:", "data: ", "data", "event: x", ":c", "id: 1", "\n", "\r", "\r\n", "x", " ", "é"])
+
+
+@settings(max_examples=500)
+@given(pieces=st.lists(_PIECES, max_size=30), data=st.data())
+def test_the_same_events_as_httpx2s_own_parser(pieces: list[str], data: st.DataObject) -> None:
+    """The reader replaced httpx2's `EventSource`: on any stream, the same non-empty data, in order."""
+    sse = pytest.importorskip("httpx2._sse", reason="httpx2's own SSE parser, the reference, is not importable")
+    body = ("".join(pieces) + "\n\n").encode()  # ended: httpx2 dispatches an event cut after a CR, the spec does not
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=6))
+    reference = sse._SSEParser(1 << 20)
+    expected = [event.data for event in [*reference.decode(body.decode()), *reference.flush()]]
+    assert [d for d in _read(body, cuts) if d] == [d for d in expected if d]
 
 
 def test_an_event_past_the_limit_is_refused_finished_or_not() -> None:

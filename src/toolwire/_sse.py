@@ -32,10 +32,9 @@ class SseReader:
         self._after_cr = False  # the last chunk ended with CR: an LF opening the next one is the same line end
 
     def feed(self, chunk: bytes) -> list[str]:
-        if self._after_cr:
+        if self._after_cr and chunk:
             self._after_cr = False
-            if chunk[:1] == b"\n":
-                chunk = chunk[1:]
+            chunk = chunk.removeprefix(b"\n")
         if not chunk:
             return []
         self._after_cr = chunk.endswith(b"\r")
