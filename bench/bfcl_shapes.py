@@ -127,6 +127,14 @@ def _calls(case: BfclCase, support: SchemaSupport) -> list[dict[str, Any]]:
     ]
 
 
+_EMPTY = {"type": "array", "items": {"type": "null"}, "maxItems": 0}  # `[]`, and nothing else
+
+
+def _list(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The list shape: up to 4 calls, or none."""
+    return {"type": "array", "items": _any(calls), "minItems": 0, "maxItems": 4}
+
+
 def _any(schemas: list[dict[str, Any]]) -> dict[str, Any]:
     return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
 
@@ -134,41 +142,32 @@ def _any(schemas: list[dict[str, Any]]) -> dict[str, Any]:
 def prompt_and_schema(shape: str, case: BfclCase, support: SchemaSupport) -> tuple[str, dict[str, Any]]:
     calls = _calls(case, support)
     if shape in ("trained", "trained-tagged"):
-        return _EXPERT.format(tools=_tools_json(case.tools)) + _TRAINED, {
-            "type": "array", "items": _any(calls), "minItems": 0, "maxItems": 4,
-        }  # fmt: skip
+        return _EXPERT.format(tools=_tools_json(case.tools)) + _TRAINED, _list(calls)
     if shape == "single-lines":
         return f"{_tool_lines(case.tools)}\n\n{_ONE_CALL}.", _any(calls)
     if shape == "single-json":
         expert = _EXPERT.format(tools=_tools_json(case.tools))
         return f"{expert}{_STRICT}\n<tool_call>{_CALL}</tool_call>", _any(calls)
     if shape == "single-or-empty":
-        empty = {"type": "array", "items": {"type": "null"}, "maxItems": 0}
-        return f"{_tool_lines(case.tools)}\n\n{_ONE_CALL}, or [] if no tool fits.", {"anyOf": [_any(calls), empty]}
+        return f"{_tool_lines(case.tools)}\n\n{_ONE_CALL}, or [] if no tool fits.", {"anyOf": [_any(calls), _EMPTY]}
     if shape == "lines-list":
         wanted = (
             'Reply with the JSON list of tool calls that answer the user, like [{"name": "<tool>", "arguments": {...}}]'
         )
-        return f"{_tool_lines(case.tools)}\n\n{wanted}, or [] if no tool fits.", {
-            "type": "array", "items": _any(calls), "minItems": 0, "maxItems": 4,
-        }  # fmt: skip
+        return f"{_tool_lines(case.tools)}\n\n{wanted}, or [] if no tool fits.", _list(calls)
     if shape == "trained-untagged":
-        prompt = _EXPERT.format(tools=_tools_json(case.tools)) + _TRAINED
-        return prompt.replace("<tool_call>", "").replace("</tool_call>", ""), {
-            "type": "array", "items": _any(calls), "minItems": 0, "maxItems": 4,
-        }  # fmt: skip
+        prompt, schema = prompt_and_schema("trained", case, support)
+        return prompt.replace("<tool_call>", "").replace("</tool_call>", ""), schema
     if shape == "trained-one-tool":
-        empty = {"type": "array", "items": {"type": "null"}, "maxItems": 0}
         per_tool = [{"type": "array", "items": call, "minItems": 1, "maxItems": 4} for call in calls]
-        return _EXPERT.format(tools=_tools_json(case.tools)) + _TRAINED, {"anyOf": [empty, *per_tool]}
+        return _EXPERT.format(tools=_tools_json(case.tools)) + _TRAINED, {"anyOf": [_EMPTY, *per_tool]}
     if shape == "trained-object":
-        no_call = {"type": "array", "items": {"type": "null"}, "maxItems": 0}
         calls_only = {"type": "array", "items": _any(calls), "minItems": 1, "maxItems": 4}
         return _EXPERT.format(tools=_tools_json(case.tools)) + _TRAINED_OBJECT, {
             "anyOf": [
                 {"type": "object", "properties": {"tool_calls": calls_only}, "required": ["tool_calls"],
                  "additionalProperties": False},
-                {"type": "object", "properties": {"tool_calls": no_call, "answer": {"type": "string"}},
+                {"type": "object", "properties": {"tool_calls": _EMPTY, "answer": {"type": "string"}},
                  "required": ["tool_calls", "answer"], "additionalProperties": False},
             ]
         }  # fmt: skip
