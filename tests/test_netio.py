@@ -1,4 +1,8 @@
-"""httpx2 on toolwire's asyncio network backend: real sockets on 127.0.0.1, TLS, closes, stalls, big bodies."""
+"""httpx2 on toolwire's two transports (httptools' and httpcore2's on asyncio): real sockets on 127.0.0.1.
+
+Every test runs on both: `Http1Transport` (where httptools is installed) and httpcore2 on
+`AsyncioBackend` (the fallback, and what a `toolwire` without the `serve` extra uses).
+"""
 
 from __future__ import annotations
 
@@ -51,13 +55,31 @@ def reply(body: bytes) -> bytes:
     return b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
 
 
-def client(timeout: float = 5.0) -> httpx2.AsyncClient:
-    limits = httpx2.Limits(max_connections=10, max_keepalive_connections=5)
-    transport = asyncio_transport(verify=ssl.create_default_context(), limits=limits)
-    return httpx2.AsyncClient(transport=transport, timeout=timeout)
+Client = Callable[..., httpx2.AsyncClient]
 
 
-async def test_requests_share_a_connection_and_bodies_arrive_whole() -> None:
+@pytest.fixture(params=["httptools", "httpcore2"])
+def client(request: pytest.FixtureRequest) -> Client:
+    """Makes a client on one of the two transports."""
+    if request.param == "httptools":
+        pytest.importorskip("httptools", reason="httptools (the serve extra) is not installed")
+
+    def make(
+        timeout: float = 5.0, verify: ssl.SSLContext | None = None, limits: httpx2.Limits | None = None
+    ) -> httpx2.AsyncClient:
+        verify = verify or ssl.create_default_context()
+        limits = limits or httpx2.Limits(max_connections=10, max_keepalive_connections=5)
+        transport: httpx2.AsyncBaseTransport = asyncio_transport(verify=verify, limits=limits)
+        if request.param == "httptools":
+            from toolwire._http1 import Http1Transport
+
+            transport = Http1Transport(verify=verify, limits=limits, fallback=transport)
+        return httpx2.AsyncClient(transport=transport, timeout=timeout)
+
+    return make
+
+
+async def test_requests_share_a_connection_and_bodies_arrive_whole(client: Client) -> None:
     connections = 0
     big = bytes(range(256)) * 20_000  # 5 MB each way: the transport's back-pressure on both sides
 
@@ -79,7 +101,7 @@ async def test_requests_share_a_connection_and_bodies_arrive_whole() -> None:
     assert connections == 1
 
 
-async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None:
+async def test_a_connection_the_server_closed_while_idle_is_not_reused(client: Client) -> None:
     connections = 0
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -99,7 +121,7 @@ async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None
     assert connections == 3
 
 
-async def test_stalls_closes_and_refusals_are_httpx2_errors() -> None:
+async def test_stalls_closes_and_refusals_are_httpx2_errors(client: Client) -> None:
     async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nhalf")
@@ -115,17 +137,21 @@ async def test_stalls_closes_and_refusals_are_httpx2_errors() -> None:
         with pytest.raises(httpx2.ReadTimeout):
             await http.get(f"http://127.0.0.1:{port}/")
     async with server(cut) as port, client() as http:
-        with pytest.raises(httpx2.RemoteProtocolError, match="peer closed connection"):
+        with pytest.raises(
+            httpx2.RemoteProtocolError, match=r"peer closed connection .* \(received 4 bytes, expected 10\)$"
+        ):
             await http.get(f"http://127.0.0.1:{port}/")
     async with server(cut) as port:
         pass  # the port is free again: nothing listens there
     async with client() as http:
         with pytest.raises(httpx2.ConnectError, match=r"^Connection refused$"):
             await http.get(f"http://127.0.0.1:{port}/")
+        with pytest.raises(httpx2.ConnectError, match=r"^cannot resolve upstream\.invalid: [A-Z]"):
+            await http.get("http://upstream.invalid/")  # .invalid never resolves (RFC 6761)
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed: no certificate to test TLS with")
-async def test_tls_through_start_tls_with_the_callers_context(tmp_path: Path) -> None:
+async def test_tls_with_the_callers_context(tmp_path: Path, client: Client) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
@@ -144,7 +170,7 @@ async def test_tls_through_start_tls_with_the_callers_context(tmp_path: Path) ->
     trusting = ssl.create_default_context(cafile=str(cert))
     limits = httpx2.Limits(max_connections=2)
     async with server(handle, served) as port:
-        async with httpx2.AsyncClient(transport=asyncio_transport(verify=trusting, limits=limits)) as http:
+        async with client(verify=trusting, limits=limits) as http:
             answer = await http.post(f"https://127.0.0.1:{port}/", content=b"hello")
             assert answer.text == "secret hello"
             assert answer.extensions["network_stream"].get_extra_info("ssl_object").version().startswith("TLS")

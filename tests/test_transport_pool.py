@@ -122,3 +122,41 @@ async def test_max_connections_caps_the_requests_in_flight(most: int | None, pea
 def test_unknown_options_list_max_connections() -> None:
     with pytest.raises(ValueError, match=r"max_connections"):
         connect_http("openai:m", api_key="k", max_conections=5)
+
+
+async def test_a_proxy_named_in_the_environment_carries_the_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolwire import connect
+
+    completion = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "via proxy"}, "finish_reason": "stop"}],
+    }
+    body = json.dumps(completion).encode()
+    seen: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.append(head.split(b"\r\n")[0])
+        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        await reader.readexactly(length)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body))
+        writer.write(body)
+        await writer.drain()
+        writer.close()
+
+    proxy = await asyncio.start_server(handle, "127.0.0.1", 0)
+    for name in ("https_proxy", "all_proxy", "no_proxy", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "HTTP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{proxy.sockets[0].getsockname()[1]}")
+    try:
+        async with connect(
+            "openai:m", api_key="sk-test", base_url="http://upstream.invalid/v1", max_retries=0
+        ) as client:
+            reply = await client.complete("hi")
+    finally:
+        proxy.close()
+    assert reply.text == "via proxy"
+    assert seen == [b"POST http://upstream.invalid/v1/chat/completions HTTP/1.1"]

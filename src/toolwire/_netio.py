@@ -27,27 +27,53 @@ from typing import Any, cast
 import httpcore2
 import httpx2
 
-__all__ = ["AsyncioBackend", "asyncio_transport"]
+__all__ = ["AsyncioBackend", "FlowProtocol", "asyncio_transport", "connect_failure"]
 
 # Stop reading from the socket while this much is waiting for the reader (back-pressure).
 _READ_HIGH_WATER = 1 << 20
 
 
-class _Buffer(asyncio.Protocol):
-    """What arrived on one connection and not yet read, and whether the peer has closed."""
+class FlowProtocol(asyncio.Protocol):
+    """A connection's protocol with the write side's back-pressure: writers wait while the transport asks."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
-        self.data = bytearray()
         self.eof = False
         self.error: BaseException | None = None
-        self._reader: asyncio.Future[None] | None = None
-        self._writable: asyncio.Future[None] | None = None
         self.write_paused = False  # the transport asked for back-pressure
-        self._reading_paused = False
+        self._writable: asyncio.Future[None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's are not asyncio.Transport subclasses
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        self._free_writer()
+
+    async def drained(self) -> None:
+        while self.write_paused and self.error is None and not self.eof:
+            self._writable = asyncio.get_running_loop().create_future()
+            try:
+                await self._writable
+            finally:
+                self._writable = None
+
+    def _free_writer(self) -> None:
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+
+
+class _Buffer(FlowProtocol):
+    """What arrived on one connection and not yet read, and whether the peer has closed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data = bytearray()
+        self._reader: asyncio.Future[None] | None = None
+        self._reading_paused = False
 
     def data_received(self, data: bytes) -> None:
         self.data += data
@@ -65,16 +91,7 @@ class _Buffer(asyncio.Protocol):
         self.eof = True
         self.error = exc
         self._wake_reader()
-        if self._writable is not None and not self._writable.done():
-            self._writable.set_result(None)
-
-    def pause_writing(self) -> None:
-        self.write_paused = True
-
-    def resume_writing(self) -> None:
-        self.write_paused = False
-        if self._writable is not None and not self._writable.done():
-            self._writable.set_result(None)
+        self._free_writer()
 
     def take(self, max_bytes: int) -> bytes:
         chunk = bytes(self.data[:max_bytes])
@@ -90,14 +107,6 @@ class _Buffer(asyncio.Protocol):
             await self._reader
         finally:
             self._reader = None
-
-    async def drained(self) -> None:
-        while self.write_paused and self.error is None and not self.eof:
-            self._writable = asyncio.get_running_loop().create_future()
-            try:
-                await self._writable
-            finally:
-                self._writable = None
 
     def _wake_reader(self) -> None:
         if self._reader is not None and not self._reader.done():
@@ -188,32 +197,43 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
         local = None if local_address is None else (local_address, 0)
         loop = asyncio.get_running_loop()
         opening = loop.create_connection(_Buffer, host, port, local_addr=local)
-        return await self._connect(opening, timeout, socket_options)
+        return await self._connect(opening, host, timeout, socket_options)
 
     async def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None
     ) -> httpcore2.AsyncNetworkStream:
         loop = asyncio.get_running_loop()
-        return await self._connect(loop.create_unix_connection(_Buffer, path), timeout, socket_options)
+        return await self._connect(loop.create_unix_connection(_Buffer, path), path, timeout, socket_options)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
 
     async def _connect(
-        self, opening: Any, timeout: float | None, socket_options: Iterable[httpcore2.SOCKET_OPTION] | None
+        self,
+        opening: Any,
+        host: str,
+        timeout: float | None,
+        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None,
     ) -> _Stream:
         try:
             async with asyncio.timeout(timeout):
                 transport, buffer = await opening
         except TimeoutError:
             raise httpcore2.ConnectTimeout(f"not connected within {timeout}s") from None
-        except OSError as exc:  # asyncio words a refusal "Connect call failed (addr)": say why
-            raise httpcore2.ConnectError(os.strerror(exc.errno) if exc.errno else str(exc)) from exc
+        except OSError as exc:
+            raise httpcore2.ConnectError(connect_failure(exc, host)) from exc
         sock: socket.socket | None = transport.get_extra_info("socket")
         if sock is not None:
             for option in socket_options or ():
                 sock.setsockopt(*option)
         return _Stream(transport, buffer)
+
+
+def connect_failure(exc: OSError, host: str) -> str:
+    """Why a connection could not be made, in words (asyncio's say "Connect call failed (addr)")."""
+    if isinstance(exc, socket.gaierror):  # its errno is the resolver's, which os.strerror does not know
+        return f"cannot resolve {host}: {exc.strerror}"
+    return os.strerror(exc.errno) if exc.errno else str(exc)
 
 
 def asyncio_transport(*, verify: ssl.SSLContext, limits: httpx2.Limits) -> httpx2.AsyncHTTPTransport:
