@@ -250,6 +250,23 @@ async def test_the_pool_waits_for_a_free_connection_and_times_out_when_none_come
         assert (await holding).text == "ok"
 
 
+async def test_a_waiter_cancelled_as_it_is_woken_passes_the_connection_on() -> None:
+    counted = Counted()
+    async with server(counted) as port, client(most=1, pool=5) as http:
+        url = f"http://127.0.0.1:{port}/"
+        async with http.stream("GET", url):  # its body unread: the connection stays taken
+            woken = asyncio.create_task(http.get(url))
+            next_in_line = asyncio.create_task(http.get(url))
+            await asyncio.sleep(0.1)
+            assert not woken.done() and not next_in_line.done()  # both wait for the one connection
+        # Closing the stream gave the connection to `woken` in this very step: cancelled before it runs.
+        woken.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await woken
+        answer = await asyncio.wait_for(next_in_line, 2)  # not after the pool's 5 s timeout
+    assert answer.text == "ok"
+
+
 async def test_a_stream_left_half_read_closes_its_connection() -> None:
     closed = asyncio.Event()
     connections = 0

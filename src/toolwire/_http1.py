@@ -372,11 +372,14 @@ class Http1Transport(httpx2.AsyncBaseTransport):
         try:
             async with asyncio.timeout(None if ends_at is None else max(0.0, ends_at - time.monotonic())):
                 await waiter
-        except TimeoutError:
-            raise httpx2.PoolTimeout("no connection became free in time") from None
-        finally:
+        except BaseException as exc:
             if waiter in self._waiting:
                 self._waiting.remove(waiter)
+            elif waiter.done() and not waiter.cancelled():
+                self._wake_one()  # woken and cancelled in the same step: the next one in line takes the turn
+            if isinstance(exc, TimeoutError):
+                raise httpx2.PoolTimeout("no connection became free in time") from None
+            raise
 
     def _wake_one(self) -> None:
         while self._waiting:
