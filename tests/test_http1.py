@@ -8,6 +8,7 @@ tests/test_netio.py.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
 from collections.abc import AsyncIterator
 
@@ -24,9 +25,14 @@ pytest.importorskip("httptools", reason="httptools (the serve extra) is not inst
 from toolwire._http1 import Http1Transport
 
 
+@functools.cache
+def _verify() -> ssl.SSLContext:
+    return ssl.create_default_context()  # loading the system's CAs takes ~20 ms: once per test process
+
+
 def client(timeout: float = 5.0, most: int = 10, idle: int = 5, pool: float | None = None) -> httpx2.AsyncClient:
     limits = httpx2.Limits(max_connections=most, max_keepalive_connections=idle)
-    verify = ssl.create_default_context()
+    verify = _verify()
     transport = Http1Transport(verify=verify, limits=limits, fallback=asyncio_transport(verify=verify, limits=limits))
     return httpx2.AsyncClient(transport=transport, timeout=httpx2.Timeout(timeout, pool=pool))
 
@@ -348,7 +354,7 @@ async def _outcome(http: httpx2.AsyncClient, port: int) -> object:
     return answer.status_code, answer.headers.multi_items(), answer.content
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(responses())
 def test_both_transports_read_any_response_alike(response: tuple[bytes, list[int], bool]) -> None:
     raw, cuts, close = response
@@ -367,7 +373,7 @@ def test_both_transports_read_any_response_alike(response: tuple[bytes, list[int
             await reader.read()
 
     async def both() -> tuple[object, object]:
-        verify, limits = ssl.create_default_context(), httpx2.Limits()
+        verify, limits = _verify(), httpx2.Limits()
         async with server(handle) as port:
             async with httpx2.AsyncClient(transport=asyncio_transport(verify=verify, limits=limits), timeout=2) as http:
                 theirs = await _outcome(http, port)
