@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import httpx2
 import pytest
@@ -183,12 +183,16 @@ async def test_garbage_is_a_protocol_error_and_unasked_bytes_end_the_connection(
                 await asyncio.sleep(0.01)
                 writer.write(b"garbage")
                 await writer.drain()
+                garbage_sent.set()
 
+    garbage_sent = asyncio.Event()
     async with server(extra) as port, client() as http:
         texts = []
-        for _ in range(3):
+        for number in range(3):
             texts.append((await http.get(f"http://127.0.0.1:{port}/")).text)
-            await asyncio.sleep(0.05)
+            if number == 1:
+                await garbage_sent.wait()
+            await asyncio.sleep(0.01)  # a turn of the event loop for the bytes to reach the connection
     assert (texts, connections) == (["one"] * 3, 3)
 
 
@@ -219,6 +223,13 @@ async def test_header_values_that_would_split_the_request_are_refused_before_sen
     assert len(counted.requests) == 1
 
 
+async def _until(condition: Callable[[], bool]) -> None:
+    """Waits for what the server sees (no fixed sleep: a busy machine only makes it later)."""
+    async with asyncio.timeout(10):
+        while not condition():
+            await asyncio.sleep(0.005)
+
+
 async def test_the_pool_waits_for_a_free_connection_and_times_out_when_none_comes() -> None:
     release = asyncio.Event()
     open_now = 0
@@ -240,7 +251,8 @@ async def test_the_pool_waits_for_a_free_connection_and_times_out_when_none_come
 
     async with server(handle) as port, client(most=2) as http:
         asking = [asyncio.create_task(http.get(f"http://127.0.0.1:{port}/")) for _ in range(5)]
-        await asyncio.sleep(0.2)
+        await _until(lambda: open_now == 2)
+        await asyncio.sleep(0.05)  # room for a third, were the pool to let one through
         assert (open_now, sum(task.done() for task in asking)) == (2, 0)
         release.set()
         assert [answer.text for answer in await asyncio.gather(*asking)] == ["ok"] * 5
@@ -249,7 +261,7 @@ async def test_the_pool_waits_for_a_free_connection_and_times_out_when_none_come
     release.clear()
     async with server(handle) as port, client(most=1, pool=0.1) as http:
         holding = asyncio.create_task(http.get(f"http://127.0.0.1:{port}/"))
-        await asyncio.sleep(0.1)
+        await _until(lambda: open_now == 1)
         with pytest.raises(httpx2.PoolTimeout, match="no connection became free"):
             await http.get(f"http://127.0.0.1:{port}/")
         release.set()
@@ -275,14 +287,15 @@ async def test_a_waiter_cancelled_as_it_is_woken_passes_the_connection_on() -> N
 
 async def test_a_stream_left_half_read_closes_its_connection() -> None:
     closed = asyncio.Event()
-    connections = 0
+    connections = answered = 0
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal connections
+        nonlocal connections, answered
         connections += 1
         await read_request(reader)
         writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\none\r\n")
         await writer.drain()
+        answered += 1
         await reader.read()  # until the client closes
         closed.set()
 
@@ -294,7 +307,7 @@ async def test_a_stream_left_half_read_closes_its_connection() -> None:
         await asyncio.wait_for(closed.wait(), 5)
         closed.clear()
         cancelled = asyncio.create_task(http.get(f"http://127.0.0.1:{port}/"))
-        await asyncio.sleep(0.1)
+        await _until(lambda: answered == 2)  # the body's first piece sent, the rest never comes
         cancelled.cancel()
         with pytest.raises(asyncio.CancelledError):
             await cancelled
