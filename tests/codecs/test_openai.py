@@ -26,6 +26,7 @@ from toolwire import (
     ProviderError,
     Request,
     Response,
+    ResponseFormat,
     StopReason,
     SystemMessage,
     TextDelta,
@@ -117,6 +118,20 @@ def test_profiles_are_data() -> None:
     assert PROFILES["openai-compatible"].strict_tools is False
     with pytest.raises(AttributeError):
         PROFILES["openai"].strict_tools = False  # type: ignore[misc]
+
+
+def test_a_json_reply_goes_without_the_sampling_the_profile_turns_off() -> None:
+    llama = OpenAICodec(PROFILES["llama-cpp-python"])
+    json_reply = Request(model="m", messages=[UserMessage(content="hi")], response_format=ResponseFormat(schema={}))
+    plain = replace(json_reply, response_format=None)
+    assert llama.encode_request(json_reply)["repeat_penalty"] == 1.0
+    assert "repeat_penalty" not in llama.encode_request(plain)  # prose keeps the server's default
+    assert "repeat_penalty" not in CODEC.encode_request(json_reply)
+    chosen = replace(json_reply, extra={"repeat_penalty": 1.3})
+    assert llama.encode_request(chosen)["repeat_penalty"] == 1.3  # the caller's value wins
+    assert PROFILES["llama-cpp-python"].schema_sampling == {"repeat_penalty": 1.0}
+    with pytest.raises(TypeError):
+        PROFILES["llama-cpp-python"].schema_sampling["repeat_penalty"] = 2.0  # type: ignore[index]
 
 
 # Golden request bodies

@@ -29,14 +29,21 @@ hand and by `tests/e2e` against SmolLM2-135M-Instruct:
 
 Constrained tool mode (`toolwire.constrained`) reads `schema_form` and `schema_support`: how a
 schema is sent, and what the server's engine enforces (the rest is loosened before sending and
-checked after the reply).
+checked after the reply). `schema_sampling` turns off what works against a JSON reply:
+llama-cpp-python's server penalizes repeated tokens unless told otherwise (`repeat_penalty` 1.1
+over the last 64 tokens, server/types.py), and a call repeats its keys, the next call's name and
+the values it copies from the question. SmolLM2-135M in constrained mode, the 250 BFCL cases of
+bench/README.md, with `repeat_penalty` 1.0: simple_python 39 → 50 %, multiple 24 → 32 %,
+irrelevance 60 → 58 %, parallel 12 → 14 %.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
 
 from toolwire.schema import PORTABLE, SchemaSupport
 
@@ -79,6 +86,8 @@ class OpenAIProfile:
             `json_object` (`{"type": "json_object", "schema": ...}`, llama-cpp-python's form).
         schema_support: What the server's constrained decoding enforces of a JSON Schema;
             constrained tool mode loosens the rest before sending.
+        schema_sampling: Body fields sent with every `response_format` (a JSON reply): the
+            server's sampling defaults that work against JSON. The request's `extra` overrides them.
     """
 
     name: str
@@ -95,6 +104,7 @@ class OpenAIProfile:
     streamed_tool_choices: Literal["all", "named"] = "all"
     schema_form: Literal["json_schema", "json_object"] = "json_schema"
     schema_support: SchemaSupport = PORTABLE
+    schema_sampling: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 PROFILES: dict[str, OpenAIProfile] = {
@@ -140,6 +150,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         streamed_tool_choices="named",
         schema_form="json_object",
         schema_support=dataclasses.replace(_LLAMA_CPP_GRAMMAR, string_char_pattern=_JSON_STRING_CHAR),
+        schema_sampling=MappingProxyType({"repeat_penalty": 1.0}),
     ),
     # vLLM started without --enable-auto-tool-choice/--tool-call-parser rejects `auto` (and tools
     # without a choice, which it reads as `auto`); `required` and named choices go through its

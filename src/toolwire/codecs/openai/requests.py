@@ -114,6 +114,7 @@ class ChatRequests:
                 body[option] = value
         if request.response_format is not None:
             body["response_format"] = encode_response_format(request.response_format, self.profile.schema_form)
+            body.update(self.profile.schema_sampling)
         return extra
 
     def _encode_tools(
