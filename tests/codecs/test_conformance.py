@@ -167,7 +167,7 @@ def _rechunk(codec: str, events: list[dict[str, Any]], cuts: list[int]) -> list[
 
 
 @pytest.mark.parametrize(("codec_name", "case"), PAIRS, ids=[f"{c}:{k}" for c, k in PAIRS])
-@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(cuts=st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=20))
 def test_random_rechunkings_give_the_same_response(codec_name: str, case: str, cuts: list[int]) -> None:
     codec = get_codec(codec_name)
