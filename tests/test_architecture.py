@@ -28,6 +28,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "secrets": (4, "transport"),  # credentials kept out of error text
     "sse": (4, "transport"),  # server-sent events read from the body's bytes
     "http1": (4, "transport"),  # HTTP/1.1 on httptools under httpx2
+    "connections": (4, "transport"),  # which of those carries the requests
     "client": (5, "client"),
     "address": (5, "client"),  # where a provider:model is reached (connect_http, check_target)
     "providers": (5, "client"),

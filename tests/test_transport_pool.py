@@ -163,17 +163,18 @@ async def test_a_proxy_named_in_the_environment_carries_the_requests(monkeypatch
 
 
 def test_without_httptools_requests_go_through_httpcore2_on_asyncio(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ssl
     import sys
 
     import httpx2
 
+    from toolwire._connections import connections
     from toolwire.testing import ScriptedServer
-    from toolwire.transport import _connections
 
-    limits = httpx2.Limits(max_connections=4)
-    assert type(_connections(limits)).__name__ == "Http1Transport"
+    limits, verify = httpx2.Limits(max_connections=4), ssl.create_default_context()
+    assert type(connections(verify=verify, limits=limits)).__name__ == "Http1Transport"
     monkeypatch.setitem(sys.modules, "httptools", None)  # `import httptools` fails, as without the serve extra
     monkeypatch.delitem(sys.modules, "toolwire._http1", raising=False)
-    assert type(_connections(limits)) is httpx2.AsyncHTTPTransport
+    assert type(connections(verify=verify, limits=limits)) is httpx2.AsyncHTTPTransport
     with ScriptedServer(["from httpcore2"]) as server, server.connect("openai:m") as client:
         assert client.complete_sync("hi").text == "from httpcore2"

@@ -257,28 +257,6 @@ def _parsed_url(url: str) -> httpx2.URL:
     return httpx2.URL(url)
 
 
-def _connections(limits: httpx2.Limits) -> httpx2.AsyncBaseTransport | None:
-    """HTTP/1.1 on httptools where it is installed (the `serve` extra), else httpcore2 on asyncio.
-
-    None (httpx2's own transports) when the environment names a proxy (`HTTPS_PROXY`, ...): httpx2
-    honours those only for the transports it builds itself.
-    """
-    import urllib.request
-
-    from toolwire._netio import asyncio_transport
-
-    if urllib.request.getproxies():
-        return None
-    fallback = asyncio_transport(verify=_ssl_context(), limits=limits)
-    try:
-        from toolwire._http1 import Http1Transport
-    except ModuleNotFoundError as exc:
-        if exc.name != "httptools":
-            raise
-        return fallback
-    return Http1Transport(verify=_ssl_context(), limits=limits, fallback=fallback)
-
-
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
     """One verified TLS context per process: loading the CA bundle costs ~0.1 s per client otherwise."""
@@ -372,6 +350,8 @@ class HttpTransport:
     def _pool(self) -> httpx2.AsyncClient:
         import httpx2
 
+        from toolwire._connections import connections
+
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
         if pool is None or pool.is_closed:
@@ -382,7 +362,7 @@ class HttpTransport:
                 timeout=httpx2.Timeout(self.timeout),
                 verify=_ssl_context(),
                 limits=limits,
-                transport=_connections(limits),
+                transport=connections(verify=_ssl_context(), limits=limits),
                 trust_env=True,
             )
             self._pools[loop] = pool
