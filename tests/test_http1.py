@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.test_netio import read_request, reply, server
+from tests.test_netio import read_message, read_request, reply, server
 from toolwire._netio import asyncio_transport
 
 pytest.importorskip("httptools", reason="httptools (the serve extra) is not installed")
@@ -49,13 +49,10 @@ class Counted:
         self.connections += 1
         while True:
             try:
-                head = await reader.readuntil(b"\r\n\r\n")
+                head, _ = await read_message(reader)
             except asyncio.IncompleteReadError:
                 return
             self.requests.append(head)
-            if b"content-length" in head.lower():
-                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
-                await reader.readexactly(length)
             writer.write(self.answer)
             await writer.drain()
 

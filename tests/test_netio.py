@@ -44,11 +44,16 @@ async def server(handler: Handler, tls: ssl.SSLContext | None = None) -> AsyncIt
         await asyncio.gather(*handling, return_exceptions=True)
 
 
-async def read_request(reader: asyncio.StreamReader) -> bytes:
+async def read_message(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    """One request's head and body (a `content-length` one, or none)."""
     head = await reader.readuntil(b"\r\n\r\n")
     lengths = [int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")]
     length = lengths[0] if lengths else 0
-    return await reader.readexactly(length)
+    return head, await reader.readexactly(length)
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    return (await read_message(reader))[1]
 
 
 def reply(body: bytes) -> bytes:

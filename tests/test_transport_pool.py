@@ -125,6 +125,7 @@ def test_unknown_options_list_max_connections() -> None:
 
 
 async def test_a_proxy_named_in_the_environment_carries_the_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_netio import read_message
     from toolwire import connect
 
     completion = {
@@ -138,10 +139,8 @@ async def test_a_proxy_named_in_the_environment_carries_the_requests(monkeypatch
     seen: list[bytes] = []
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
+        head, _ = await read_message(reader)
         seen.append(head.split(b"\r\n")[0])
-        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
-        await reader.readexactly(length)
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body))
         writer.write(body)
         await writer.drain()
