@@ -11,6 +11,8 @@ import json
 from collections.abc import AsyncIterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolwire.client import connect_http
 from toolwire.types import Done
@@ -177,3 +179,37 @@ def test_without_httptools_requests_go_through_httpcore2_on_asyncio(monkeypatch:
     assert type(connections(verify=verify, limits=limits)) is httpx2.AsyncHTTPTransport
     with ScriptedServer(["from httpcore2"]) as server, server.connect("openai:m") as client:
         assert client.complete_sync("hi").text == "from httpcore2"
+
+
+_NAMES = ("Accept", "accept", "Authorization", "content-type", "anthropic-version", "Host", "content-length", "X-Ab")
+
+
+@given(
+    headers=st.dictionaries(st.sampled_from(_NAMES), st.text("abc/-; é", max_size=8), max_size=5),
+    content=st.binary(max_size=40),
+    cookie=st.booleans(),
+)
+def test_a_post_request_is_the_one_httpx2_builds(headers: dict[str, str], content: bytes, cookie: bool) -> None:
+    import httpx2
+
+    from toolwire._connections import post_request
+
+    pool = httpx2.AsyncClient(headers={"authorization": "Bearer k", "x-ab": "1"}, timeout=httpx2.Timeout(7))
+    if cookie:
+        pool.cookies.set("session", "s1", domain="127.0.0.1")
+    url = httpx2.URL("http://127.0.0.1:8123/v1/chat/completions")
+    try:
+        built = pool.build_request("POST", url, content=content, headers=headers or None)
+    except UnicodeEncodeError:  # httpx2 sends headers as ASCII
+        with pytest.raises(UnicodeEncodeError):
+            post_request(pool, url, content, headers)
+        return
+    ours = post_request(pool, url, content, headers)
+    assert (ours.method, ours.url, ours.headers.raw, ours.content, ours.extensions) == (
+        built.method,
+        built.url,
+        built.headers.raw,
+        built.content,
+        built.extensions,
+    )
+    assert type(ours.stream) is type(built.stream)

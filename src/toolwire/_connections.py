@@ -1,4 +1,4 @@
-"""Which httpx2 transport carries toolwire's requests to a provider.
+"""Which httpx2 transport carries toolwire's requests to a provider, and the requests it carries.
 
 Imports only httpx2, toolwire's own transports and the standard library.
 """
@@ -12,7 +12,9 @@ import httpx2
 
 from toolwire._netio import asyncio_transport
 
-__all__ = ["connections"]
+__all__ = ["connections", "post_request"]
+
+_BUILT_BY_HTTPX2 = frozenset({"host", "content-length", "transfer-encoding"})
 
 
 def connections(*, verify: ssl.SSLContext, limits: httpx2.Limits) -> httpx2.AsyncBaseTransport | None:
@@ -31,3 +33,26 @@ def connections(*, verify: ssl.SSLContext, limits: httpx2.Limits) -> httpx2.Asyn
             raise
         return fallback
     return Http1Transport(verify=verify, limits=limits, fallback=fallback)
+
+
+def post_request(pool: httpx2.AsyncClient, url: httpx2.URL, content: bytes, headers: dict[str, str]) -> httpx2.Request:
+    """The request `pool.build_request("POST", url, content=content, headers=headers)` builds, sooner.
+
+    httpx2 merges and re-reads the headers through its case-insensitive multi-dict a dozen times
+    (~0.05 ms of every request); here they are merged once, as it merges them: the `Host` it
+    adds, the pool's defaults less those we name, ours, the `Content-Length` it adds. A pool
+    holding cookies, an empty body, or headers naming what httpx2 computes (or one name twice) go its
+    own way.
+    """
+    ours = {name.lower() for name in headers}
+    if not content or pool.cookies or len(ours) < len(headers) or not _BUILT_BY_HTTPX2.isdisjoint(ours):
+        return pool.build_request("POST", url, content=content, headers=headers or None)
+    merged = [(b"Host", url.netloc)]
+    merged += [(name, value) for name, value in pool.headers.raw if name.decode("latin-1").lower() not in ours]
+    merged += [(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()]  # as httpx2 does
+    merged.append((b"Content-Length", str(len(content)).encode()))
+    request = httpx2.Request(
+        "POST", url, headers=merged, stream=httpx2.ByteStream(content), extensions={"timeout": pool.timeout.as_dict()}
+    )
+    request.read()  # as httpx2 does for a body at hand: `request.content` is there to read
+    return request

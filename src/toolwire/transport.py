@@ -215,8 +215,9 @@ def _error_message(body: Any, text: str) -> str:
 
 def request_id_from(headers: Mapping[str, str], body: Any = None) -> str | None:
     """The provider's request id, from the usual headers or an Anthropic-style body field."""
+    named = {name.lower(): value for name, value in headers.items()}  # one pass: httpx2's `get` is one each
     for name in _REQUEST_ID_HEADERS:
-        if value := headers.get(name):
+        if value := named.get(name):
             return value
     if isinstance(body, dict) and isinstance(body.get("request_id"), str):
         return str(body["request_id"])
@@ -447,7 +448,10 @@ class HttpTransport:
         tasks (`stream_sync` reads each event in a task of its own) is held to the returned
         end by `_within_idle_timeout`.
         """
-        ends_at = None if self.deadline is None else time.monotonic() + self.deadline
+        if self.deadline is None:
+            yield None
+            return
+        ends_at = time.monotonic() + self.deadline
         scope = asyncio.timeout(self.deadline)
         try:
             async with scope:
@@ -489,6 +493,8 @@ class HttpTransport:
         """Send until a status below 400 arrives; the body is left unread for the caller."""
         import httpx2
 
+        from toolwire._connections import post_request
+
         attempt = _Attempt(self.retry, self.provider, ends_at)
         sent = dict(headers or {}) | ({"accept": "text/event-stream"} if stream else {})
         if body is not None:  # written as the codecs write JSON: a lone surrogate goes as its \uXXXX escape
@@ -496,7 +502,7 @@ class HttpTransport:
         while True:
             pool = self._pool()
             try:
-                request = pool.build_request("POST", _parsed_url(url), content=content, headers=sent or None)
+                request = post_request(pool, _parsed_url(url), content or b"", sent)
                 response = await pool.send(request, stream=True)
             except (
                 httpx2.ConnectError,

@@ -16,7 +16,8 @@ from tests.gateway.conftest import Gateway, routes_to
 from tests.gateway.test_errors import VALID, kind, shaped
 from toolwire.codecs import get_codec
 from toolwire.gateway import create_app
-from toolwire.gateway._limits import DEFAULT_MAX_BODY_BYTES
+from toolwire.gateway._errors import GatewayError
+from toolwire.gateway._limits import DEFAULT_MAX_BODY_BYTES, MAX_BODY_DEPTH, parse_json
 from toolwire.gateway._slow_clients import header_deadline_protocol
 from toolwire.testing import RawReply, ScriptedServer
 
@@ -51,6 +52,17 @@ def test_json_nested_too_deep_is_a_400_in_the_clients_protocol(
     for raw in (b"[" * 100_000 + b"]" * 100_000, with_deep_parameters(body, 990)):
         response = http.post(gateway.url + path, content=raw)
         assert (response.status_code, response.json()) == (400, shaped(protocol, 400, kind(protocol, 400), message))
+
+
+def test_depth_is_counted_in_levels_not_in_brackets() -> None:
+    assert MAX_BODY_DEPTH == 128
+    assert parse_json(b"[" * 128 + b"]" * 128) == json.loads(b"[" * 128 + b"]" * 128)
+    with pytest.raises(GatewayError, match="nests deeper than 128 levels"):
+        parse_json(b"[" * 129 + b"]" * 129)
+    wide = b"[" + b",".join([b"[]"] * 500) + b"]"  # 501 brackets, 2 levels
+    assert parse_json(wide) == [[]] * 500
+    in_strings = json.dumps({"text": "[{" * 300}).encode()  # brackets in a string open nothing
+    assert parse_json(in_strings) == {"text": "[{" * 300}
 
 
 def test_a_body_past_the_cap_is_a_413_before_it_is_read_whole(gateway: Gateway, http: httpx2.Client) -> None:

@@ -79,7 +79,10 @@ def parse_json(raw: bytes) -> Any:
         raise _too_deep() from None
     except ValueError as exc:
         raise GatewayError(400, f"The request body is not valid JSON ({exc}); send a JSON object.") from None
-    if depth_exceeds(value, MAX_BODY_DEPTH):
+    # Each level opens with a bracket: a body with few of them cannot nest too deep, and counting
+    # them costs ~1 µs where walking the parsed body cost ~25 µs of every request.
+    brackets = raw.count(b"{") + raw.count(b"[")
+    if brackets > MAX_BODY_DEPTH and depth_exceeds(value, MAX_BODY_DEPTH):
         raise _too_deep()
     return value
 

@@ -11,6 +11,7 @@ model what was wrong instead of failing the whole reply.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["SHAPES", "find_bad_field"]
@@ -275,6 +276,9 @@ SHAPES: dict[str, dict[str, Shape]] = {
 
 def find_bad_field(value: Any, shape: Shape, path: str = "") -> tuple[str, str] | None:
     """The first `(path, expected)` where `value` does not fit `shape`, or None when it all fits."""
+    fits = _CHECKS.get(id(shape))
+    if fits is not None and fits(value):  # nearly every body: checked without the walk's bookkeeping
+        return None
     # Each entry's place is (parent place, key or index), spelled out only for the field that fails:
     # a body that fits, which is nearly every body, builds no path strings.
     stack: list[tuple[Any, Shape, Any]] = [(value, shape, None)]
@@ -332,3 +336,43 @@ def _describe(expected: type | tuple[Any, ...]) -> str:
         list: "an array",
     }
     return " or ".join(names.get(o, "an array") if not isinstance(o, list) else "an array" for o in options)
+
+
+def _compile(shape: Shape) -> Callable[[Any], bool]:
+    """Whether a value fits `shape`, as `find_bad_field` decides it, as one closure per shape node.
+
+    A third of the time a gateway takes to read a request went to walking its body against the
+    shape node by node; the closures check the same rules with the dispatch on the shape done once.
+    """
+    if isinstance(shape, dict):
+        fields = {key: _compile(item) for key, item in shape.items()}
+
+        def fits_object(value: Any) -> bool:
+            if value is None:
+                return True
+            if not isinstance(value, dict):
+                return False
+            return all(check(value[key]) for key, check in fields.items() if key in value)
+
+        return fits_object
+    if isinstance(shape, list):
+        fits_item = _compile(shape[0])
+        return lambda value: value is None or (isinstance(value, list) and all(map(fits_item, value)))
+    options = shape if isinstance(shape, tuple) else (shape,)
+    arrays = [_compile(option) for option in options if isinstance(option, list)]
+    types = tuple(option for option in options if not isinstance(option, list))
+    takes_bool = bool in types
+
+    def fits_leaf(value: Any) -> bool:
+        if value is None:
+            return True
+        if isinstance(value, bool):
+            return takes_bool
+        if isinstance(value, list) and arrays:
+            return all(fits_array(value) for fits_array in arrays)
+        return isinstance(value, types)
+
+    return fits_leaf
+
+
+_CHECKS = {id(shape): _compile(shape) for kinds in SHAPES.values() for shape in kinds.values()}
