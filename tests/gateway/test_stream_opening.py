@@ -7,6 +7,7 @@ The upstream here sends its stream's opening frame (OpenAI's role chunk, Anthrop
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -17,6 +18,9 @@ import pytest
 from tests.gateway._clients import GATEWAY_KEY
 from tests.gateway.conftest import KEY_ENV, Gateway
 from toolwire.gateway import Route, Target, create_app
+from toolwire.gateway._protocols import PROTOCOLS
+from toolwire.gateway._relay import OpeningAhead, Relay
+from toolwire.types import TextDelta
 
 
 def _chunk(delta: dict[str, str], finish: str | None = None) -> dict[str, object]:
@@ -154,3 +158,23 @@ def test_a_route_with_a_target_left_fails_over_when_the_upstream_errs_after_its_
     serving.sock.close()
     text = "".join(chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks if chunk["choices"])
     assert (reply.status_code, served_by, text) == (200, "openai:up", "Hi")
+
+
+_MADE_UP = re.compile(rb"[0-9a-f]{24}|\d{4}-\d\d-\d\dT[0-9:.]+Z?")  # ids and clock times made per stream
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_the_opening_encoded_ahead_is_the_one_the_relay_would_send(protocol: str) -> None:
+    from toolwire.codecs import get_codec
+
+    decoder = get_codec("openai").stream_decoder()
+    ahead = OpeningAhead(PROTOCOLS[protocol], "client-model")
+    ahead.encode()
+    with_ahead = Relay(PROTOCOLS[protocol], "client-model", decoder, None, foreign=True, ahead=ahead)
+    alone = Relay(PROTOCOLS[protocol], "client-model", decoder, None, foreign=True)
+    assert ahead.encoded is not None
+    streams = [[relay.feed(event) for event in (TextDelta(""), TextDelta("Hi"))] for relay in (with_ahead, alone)]
+    assert with_ahead.encoder is ahead.encoded[0]  # the stream went on from the opening sent
+    assert streams[0][0] == ahead.encoded[1]
+    assert [_MADE_UP.sub(b"X", data) for data in streams[0]] == [_MADE_UP.sub(b"X", data) for data in streams[1]]
+    assert b"client-model" in streams[0][0] or protocol in ("gemini", "ollama")  # they open on the first text

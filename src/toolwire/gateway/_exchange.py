@@ -15,6 +15,7 @@ upstream 429 becomes the client's 429) and every later piece as soon as it exist
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -32,7 +33,7 @@ from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpac
 from toolwire.gateway._errors import GatewayError, classify
 from toolwire.gateway._namespaces import namespaced_tools, with_namespaces
 from toolwire.gateway._protocols import Protocol, frame, usage_of
-from toolwire.gateway._relay import Relay, client_view
+from toolwire.gateway._relay import OpeningAhead, Relay, client_view
 from toolwire.gateway._routing import Route, RouteConfigError, Target
 from toolwire.gateway._textmode import (
     CallFilter,
@@ -271,11 +272,15 @@ async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
             async for piece in _whole_reply(ex, response):
                 yield piece
             return
+        ahead = OpeningAhead(ex.protocol, ex.model)
+        asyncio.get_running_loop().call_soon(ahead.encode)  # runs while the upstream is asked
         events, first, text_filter = await _open_stream(ex, client, request)
         ex.dropped.extend(degraded)
     async with aclosing(events):
         names = namespaced_tools(ex.protocol.name, ex.body)
-        relay = Relay(ex.protocol, ex.model, first.decoder, text_filter, foreign=ex.foreign, namespaces=names)
+        relay = Relay(
+            ex.protocol, ex.model, first.decoder, text_filter, foreign=ex.foreign, namespaces=names, ahead=ahead
+        )
         headers = _headers(ex, ex.protocol.media_type) | {"cache-control": "no-cache"}
         yield Start(200, headers)
         try:
