@@ -41,9 +41,10 @@ class _Snapshot(Protocol):
 class OpeningAhead:
     """The client stream's opening (`message_start`, the role chunk), encoded before it is due.
 
-    It depends on nothing the upstream sends, so the gateway encodes it while the upstream is
-    asked (`encode` from `loop.call_soon`, which runs once the request is out): ~0.03 ms off the
-    client's first byte. On a fresh encoder, so a stream that begins otherwise is untouched.
+    It depends on nothing the upstream sends, so the gateway encodes it while it waits for the
+    upstream (`encode` from `loop.call_soon` runs at the exchange's first wait: for a connection,
+    or for the answer): ~0.03 ms off the client's first byte. On a fresh encoder, so a stream
+    that begins otherwise is untouched.
     """
 
     def __init__(self, protocol: WireProtocol, model: str) -> None:
