@@ -124,12 +124,12 @@ def test_a_json_reply_goes_without_the_sampling_the_profile_turns_off() -> None:
     llama = OpenAICodec(PROFILES["llama-cpp-python"])
     json_reply = Request(model="m", messages=[UserMessage(content="hi")], response_format=ResponseFormat(schema={}))
     plain = replace(json_reply, response_format=None)
-    assert llama.encode_request(json_reply)["repeat_penalty"] == 1.0
+    assert llama.encode_request(json_reply)["repeat_penalty"] == 1.05
     assert "repeat_penalty" not in llama.encode_request(plain)  # prose keeps the server's default
     assert "repeat_penalty" not in CODEC.encode_request(json_reply)
     chosen = replace(json_reply, extra={"repeat_penalty": 1.3})
     assert llama.encode_request(chosen)["repeat_penalty"] == 1.3  # the caller's value wins
-    assert PROFILES["llama-cpp-python"].schema_sampling == {"repeat_penalty": 1.0}
+    assert PROFILES["llama-cpp-python"].schema_sampling == {"repeat_penalty": 1.05}
     with pytest.raises(TypeError):
         PROFILES["llama-cpp-python"].schema_sampling["repeat_penalty"] = 2.0  # type: ignore[index]
 
