@@ -279,6 +279,10 @@ def find_bad_field(value: Any, shape: Shape, path: str = "") -> tuple[str, str] 
     fits = _CHECKS.get(id(shape))
     if fits is not None and fits(value):  # nearly every body: checked without the walk's bookkeeping
         return None
+    return _first_bad(value, shape, path)
+
+
+def _first_bad(value: Any, shape: Shape, path: str) -> tuple[str, str] | None:
     # Each entry's place is (parent place, key or index), spelled out only for the field that fails:
     # a body that fits, which is nearly every body, builds no path strings.
     stack: list[tuple[Any, Shape, Any]] = [(value, shape, None)]
