@@ -65,6 +65,13 @@ def test_depth_is_counted_in_levels_not_in_brackets() -> None:
     assert parse_json(in_strings) == {"text": "[{" * 300}
 
 
+def test_a_forwarded_header_that_is_not_ascii_is_a_400_naming_it(gateway: Gateway, http: httpx2.Client) -> None:
+    path, body = VALID["anthropic"]
+    reply = http.post(gateway.url + path, json=body, headers={"anthropic-beta": "tools-caf\xe9".encode("latin-1")})
+    message = "The anthropic-beta header must be ASCII, got 'tools-caf\xe9'."
+    assert (reply.status_code, reply.json()) == (400, shaped("anthropic", 400, kind("anthropic", 400), message))
+
+
 def test_a_body_past_the_cap_is_a_413_before_it_is_read_whole(gateway: Gateway, http: httpx2.Client) -> None:
     assert DEFAULT_MAX_BODY_BYTES == 32 * 1024 * 1024
     path, body = VALID["anthropic"]

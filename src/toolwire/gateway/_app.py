@@ -122,6 +122,9 @@ class _Gateway:
         model = path_model if path_model is not None else body["model"]
         route = self.router.find(model)
         headers = {h: v for h in _FORWARDED if (v := request.headers.get(h))}
+        for name, value in headers.items():
+            if not value.isascii():  # HTTP/1.1 clients send headers as ASCII, httpx2 included
+                raise GatewayError(400, f"The {name} header must be ASCII, got {value!r}.", field=name)
         stream = protocol.wants_stream(body, request.path_params.get("action"))
         return Exchange(protocol=protocol, body=body, raw=raw, model=model, stream=stream, route=route, headers=headers)
 
