@@ -88,7 +88,7 @@ class Relay:
         self.model = model
         self.decoder = decoder
         self.filter = text_filter
-        self.encoder = get_codec(protocol.name).stream_encoder(model)
+        self._encoder: StreamEncoder | None = None
         self.carrier = CARRIERS.get(protocol.name)
         self.ids: dict[str, str] = {}
         self.tokens: tuple[int | None, int | None] = (None, None)
@@ -98,12 +98,19 @@ class Relay:
         self.namespaces = namespaces or {}
         self._ahead = ahead
 
+    @property
+    def encoder(self) -> StreamEncoder:
+        """The client codec's stream encoder: the opening's when that was sent, else one made at first use."""
+        if self._encoder is None:
+            self._encoder = get_codec(self.protocol.name).stream_encoder(self.model)
+        return self._encoder
+
     def feed(self, event: StreamEvent) -> bytes:
         """The bytes to send for one upstream event (often one frame, sometimes none)."""
         opening = isinstance(event, TextDelta) and not event.text  # the stream began: nothing to filter
         ahead, self._ahead = self._ahead, None
         if opening and ahead is not None and ahead.encoded is not None and not self.namespaces:
-            self.encoder, data = ahead.encoded
+            self._encoder, data = ahead.encoded
             return data
         events = self.filter.feed(event) if self.filter is not None and not opening else (event,)
         wire: list[_Wire] = []
