@@ -112,15 +112,15 @@ class ModeRun:
     def done(self) -> set[str]:
         return {r.id for r in self.results}
 
-    def report(self, limits: dict[str, int], seed: int) -> dict[str, Any]:
+    def report(self, limits: dict[str, int], seed: int, stream: bool) -> dict[str, Any]:
         meta = {"benchmark": "bfcl", "model": "SmolLM2-135M-Instruct Q4_1", "server": "llama-cpp-python 0.3.36",
                 "chat_format": SERVER_FORMAT[self.mode], "tool_mode": self.mode, "limits": limits,
-                "seed": seed}  # fmt: skip
+                "seed": seed, "stream": stream}  # fmt: skip
         return build_report(meta, self.results, self.wall_s, self.cpu_s)
 
 
-async def run_round(base: str, run: ModeRun, cases: list[Any], seed: int) -> None:
-    options = RequestOptions(seed=seed, max_tokens=192)
+async def run_round(base: str, run: ModeRun, cases: list[Any], seed: int, stream: bool) -> None:
+    options = RequestOptions(seed=seed, max_tokens=192, stream=stream)
     client = connect_http("llama-cpp-python:smollm2", base_url=base, timeout=600.0)
     assert isinstance(client, Client)
     todo = [case for case in cases if case.id not in run.done()]
@@ -177,6 +177,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads per server")
     parser.add_argument("--resume", action="store_true", help="keep the cases bench/results already holds")
+    parser.add_argument("--stream", action="store_true", help="ask as a streaming client (bfcl-<mode>-streamed.json)")
     parser.add_argument("--report", action="store_true", help="no runs: table and chart from bench/results")
     parser.add_argument("--chart", type=Path, default=HERE / "bfcl_smollm2.png", help="where the chart goes")
     args = parser.parse_args()
@@ -184,10 +185,11 @@ def main() -> int:
     out.mkdir(exist_ok=True)
     limits = {category: int(n) for category, n in (item.split("=") for item in args.limits.split(","))}
     modes: list[EvalMode] = args.modes.split(",")
+    stem = {mode: f"bfcl-{mode}-streamed" if args.stream else f"bfcl-{mode}" for mode in modes}
     if not args.report:
         runs = {mode: ModeRun(mode) for mode in modes}
         for mode, run in runs.items():
-            saved = out / f"bfcl-{mode}.json"
+            saved = out / f"{stem[mode]}.json"
             if args.resume and saved.exists():
                 report = json.loads(saved.read_text())
                 run.results = [CaseResult(**r) for r in report["results"]]
@@ -202,10 +204,10 @@ def main() -> int:
             for n, cases in enumerate(case_plan(limits, args.chunk), 1):
                 for mode, run in runs.items():
                     print(f"round {n}, {mode}", file=sys.stderr)
-                    asyncio.run(run_round(bases[SERVER_FORMAT[mode]], run, cases, args.seed))
-                    report = run.report(limits, args.seed)
-                    (out / f"bfcl-{mode}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
-    reports = {mode: json.loads((out / f"bfcl-{mode}.json").read_text()) for mode in modes}
+                    asyncio.run(run_round(bases[SERVER_FORMAT[mode]], run, cases, args.seed, args.stream))
+                    report = run.report(limits, args.seed, args.stream)
+                    (out / f"{stem[mode]}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    reports = {mode: json.loads((out / f"{stem[mode]}.json").read_text()) for mode in modes}
     subset = common_subset(reports, limits)
     print(markdown(reports, subset))
     write_chart({mode: summarize(results) for mode, results in subset.items()}, args.chart)

@@ -27,6 +27,7 @@ from toolwire.types import (
     AssistantMessage,
     Done,
     Message,
+    Request,
     Response,
     StreamEvent,
     SystemMessage,
@@ -40,7 +41,7 @@ from toolwire.types import (
 if TYPE_CHECKING:
     from toolwire._definitions import ToolLike
 
-__all__ = ["ChatClient", "Session", "ask_model", "constrained_stream"]
+__all__ = ["ChatClient", "Session", "ask_model", "constrained_stream", "stream_reply"]
 
 _T = TypeVar("_T")
 
@@ -152,16 +153,37 @@ async def constrained_stream(
     """
     request = client.build_request(messages, tools=as_definitions(tools), tool_choice=tool_choice, stream=True)
     sent, reply = constrained_request(request, getattr(client, "schema_support", PORTABLE))
-    rewrite = ReplyFilter(reply) if reply is not None else None
+    if reply is None:  # no reply schema: tool_choice "none"
+        async for event in client.stream_request(sent):
+            yield event
+        return
+    async for event in stream_reply(client, sent, ReplyFilter(reply), answer_request(request)):
+        yield event
+
+
+async def stream_reply(client: Any, sent: Request, held: ReplyFilter, answer: Request) -> AsyncIterator[StreamEvent]:
+    """`sent` (a `constrained_request`) streamed through `held`; when the model called nothing, `answer`'s stream.
+
+    The upstream stream is closed as soon as `held` has the reply, which stops a model that
+    began to repeat a call (its server stops generating when the stream is closed).
+    """
     done = False
-    async for event in client.stream_request(sent):
-        for out in rewrite.feed(event) if rewrite is not None else [event]:
-            done = done or isinstance(out, Done)
-            yield out
-    if rewrite is not None and rewrite.answer_due:
-        async for event in client.stream_request(answer_request(request)):
+    events = client.stream_request(sent)
+    try:
+        async for event in events:
+            for out in held.feed(event):
+                done = done or isinstance(out, Done)
+                yield out
+            if held.ended:
+                break
+    finally:
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            await close()
+    if held.answer_due:
+        async for event in client.stream_request(answer):
             done = done or isinstance(event, Done)
-            yield rewrite.answer_event(event)
+            yield held.answer_event(event)
     if not done:
         raise RuntimeError("The client's stream ended without a Done event.")
 

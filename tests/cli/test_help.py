@@ -32,7 +32,7 @@ FLAGS: dict[str, list[str]] = {
     "mcp-server": ["--debug", "--root", "--http"],
     "eval": [
         *("--provider", "--model", "--base-url", "--tool-mode", "--config", "--debug"),
-        *("--categories", "--limit", "--json", "--plot", "--seed", "--max-tokens", "--data-dir"),
+        *("--categories", "--limit", "--json", "--plot", "--seed", "--max-tokens", "--stream", "--data-dir"),
     ],
 }
 COMMANDS = {

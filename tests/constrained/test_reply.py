@@ -60,13 +60,29 @@ def test_an_unknown_tool_is_kept_with_an_error() -> None:
     assert (call.name, call.metadata["arguments_error"]) == ("search", "There is no tool named 'search'.")
 
 
-def test_repeated_identical_calls_are_kept_once() -> None:
-    reply = parse_reply(
-        shaped(area(10, 5), area(10, 5), {"name": "triangle_area", "arguments": {"height": 5, "base": 10}}), TOOLS
-    )
-    assert [c.arguments for c in reply.calls] == [{"base": 10, "height": 5}]
-    assert reply.notes == ["a repeated call of 'triangle_area' with the same arguments dropped"] * 2
+def test_a_list_ends_before_its_first_repeated_call() -> None:
+    # Key order and spacing aside, the third call repeats the first: the model is looping.
+    again = {"name": "triangle_area", "arguments": {"height": 5, "base": 10}}
+    reply = parse_reply(shaped(area(10, 5), area(3, 4), again, area(7, 7)), TOOLS)
+    assert [c.arguments for c in reply.calls] == [{"base": 10, "height": 5}, {"base": 3, "height": 4}]
+    assert reply.notes == ["the model began to repeat a call; the list ends before the repeat"]
     assert reply.parsed
+
+
+def test_a_reply_cut_by_the_token_limit_after_a_repeat_is_whole() -> None:
+    cut = shaped(area(10, 5), area(3, 4))[:-1] + ", " + json.dumps(area(10, 5)) + ', {"name": "triangle_a'
+    reply = parse_reply(cut, TOOLS)
+    assert [c.arguments for c in reply.calls] == [{"base": 10, "height": 5}, {"base": 3, "height": 4}]
+    assert (reply.parsed, reply.notes) == (True, ["the model began to repeat a call; the list ends before the repeat"])
+
+
+def test_repeated_calls_in_another_shape_are_kept_once() -> None:
+    reply = parse_reply(json.dumps({"tool_calls": [area(10, 5), area(10, 5)]}), TOOLS)
+    assert [c.arguments for c in reply.calls] == [{"base": 10, "height": 5}]
+    assert reply.notes == [
+        "the calls came in another shape than the list asked for",
+        "a repeated call of 'triangle_area' with the same arguments dropped",
+    ]
 
 
 def test_a_reply_cut_by_the_token_limit_is_repaired_and_not_counted_as_parsed() -> None:

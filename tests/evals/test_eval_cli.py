@@ -116,11 +116,15 @@ def toolwire_eval(server: ScriptedServer, cwd: Path, *args: str) -> subprocess.C
     )
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("mode", ["native", "text", "auto", "constrained"])
-def test_every_mode_scores_the_same_answers_the_same(tmp_path: Path, mode: str) -> None:
+def test_every_mode_scores_the_same_answers_the_same(tmp_path: Path, mode: str, stream: bool) -> None:
     data = write_data(tmp_path / "data")
+    streamed = ["--stream"] if stream else []
     with ScriptedServer(play_model) as server:
-        done = toolwire_eval(server, tmp_path, "--data-dir", str(data), "--tool-mode", mode, "--json", "out.json")
+        done = toolwire_eval(
+            server, tmp_path, "--data-dir", str(data), "--tool-mode", mode, "--json", "out.json", *streamed
+        )
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "out.json").read_text())
     rows = {
@@ -137,13 +141,14 @@ def test_every_mode_scores_the_same_answers_the_same(tmp_path: Path, mode: str) 
     results = {r["id"]: r for r in report["results"]}
     assert results["simple_python_1"]["calls"] == [{"math.factorial": {"number": "5"}}]
     assert results["parallel_0"]["correct"] and results["irrelevance_0"]["calls"] == []
-    assert (report["tool_mode"], report["seed"], report["max_tokens"]) == (mode, 0, 512)
+    assert (report["tool_mode"], report["seed"], report["max_tokens"], report["stream"]) == (mode, 0, 512, stream)
     assert all(r["latency_s"] > 0 for r in report["results"])
     assert report["model_s"] == pytest.approx(sum(r["latency_s"] for r in report["results"]))
     assert report["harness_overhead"] == pytest.approx(report["harness_cpu_s"] / report["model_s"])
     assert "simple_python" in done.stdout and "80 %" in done.stdout
     bodies = [r.body for r in server.requests]
     assert all(b["temperature"] == 0 and b["seed"] == 0 and b["max_completion_tokens"] == 512 for b in bodies)
+    assert [b.get("stream", False) for b in bodies] == [stream] * len(bodies)
     # Constrained: one request per case, and the answer's plain request after irrelevance's `[]`.
     constrained = [("response_format" in b) for b in bodies]
     assert constrained == ([True] * 5 + [False] if mode == "constrained" else [False] * 5)

@@ -254,6 +254,11 @@ def _add_eval(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", type=Path, metavar="FILE.png", help="draw the chart (needs matplotlib)")
     parser.add_argument("--seed", type=int, default=0, help="the sampling seed sent with every case (0)")
     parser.add_argument("--max-tokens", type=_positive, default=512, metavar="N", help="reply token limit (512)")
+    parser.add_argument(
+        "--stream",
+        action="store_true",
+        help="ask as a streaming client does (its latency; constrained mode stops a model that repeats a call)",
+    )
     parser.add_argument("--data-dir", type=Path, metavar="DIR", help="BFCL data (default: the installed bfcl-eval's)")
 
 

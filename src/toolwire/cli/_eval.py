@@ -36,7 +36,7 @@ def eval_command(settings: Settings, args: argparse.Namespace) -> int:
     """Run the benchmark, print the table; exit status 0 whatever the score."""
     mode: EvalMode = args.tool_mode or settings.tool_mode
     cases = _cases(args)
-    options = RequestOptions(temperature=0.0, seed=args.seed, max_tokens=args.max_tokens)
+    options = RequestOptions(temperature=0.0, seed=args.seed, max_tokens=args.max_tokens, stream=args.stream)
     err = Console(stderr=True, highlight=False)
     if settings.timeout is None:
         settings = dataclasses.replace(settings, timeout=CASE_TIMEOUT_S)
@@ -64,6 +64,7 @@ def eval_command(settings: Settings, args: argparse.Namespace) -> int:
             "limit": args.limit,
             "seed": args.seed,
             "max_tokens": args.max_tokens,
+            "stream": args.stream,
         }
         report = build_report(meta, results, wall, cpu)
         args.json_out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

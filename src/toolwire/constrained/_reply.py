@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire.codecs.common.ids import new_call_id
+from toolwire.constrained._repeats import close_at_repeat
 from toolwire.constrained._validate import argument_errors
 from toolwire.types import ToolCall, ToolDefinition
 
@@ -57,7 +58,8 @@ def parse_reply(text: str, tools: Sequence[ToolDefinition], *, answer_allowed: b
     Without `answer_allowed` (`tool_choice` asked for a call), an empty list is noted, not answered:
     the server did not enforce `minItems`.
     """
-    value, repaired = _load(text)
+    closed = close_at_repeat(text)
+    value, repaired = _load(closed if closed is not None else text)
     items, shaped = _items(value)
     if items is None or not all(_is_call(item) for item in items):
         return ConstrainedReply(text=text, notes=["the reply is not the JSON shape asked for; kept as text"])
@@ -68,7 +70,8 @@ def parse_reply(text: str, tools: Sequence[ToolDefinition], *, answer_allowed: b
         )
     calls, notes = _calls(items, {t.name: t for t in tools})
     shape = [] if shaped else ["the calls came in another shape than the list asked for"]
-    notes = _repaired(repaired) + shape + notes
+    looped = [] if closed is None else ["the model began to repeat a call; the list ends before the repeat"]
+    notes = _repaired(repaired) + shape + looped + notes
     return ConstrainedReply(calls=calls, parsed=shaped and not repaired, notes=notes)
 
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from toolwire.client import Client
 from toolwire.constrained import (
+    ReplyFilter,
     SchemaSupport,
     answer_request,
     argument_errors,
@@ -30,8 +31,9 @@ from toolwire.constrained import (
 from toolwire.errors import ToolwireError
 from toolwire.evals._bfcl_checker import check_calls
 from toolwire.evals._bfcl_data import BfclCase
+from toolwire.session import stream_reply
 from toolwire.textcalls import calls_from_text, to_text_messages
-from toolwire.types import Request, Response, ToolCall
+from toolwire.types import Done, Request, Response, StreamEvent, ToolCall
 
 __all__ = ["EVAL_MODES", "CaseResult", "EvalMode", "RequestOptions", "run_case", "run_cases"]
 
@@ -46,12 +48,15 @@ class RequestOptions:
     Attributes:
         support: What the server's schema engine enforces (constrained mode loosens the rest);
             None takes the client's (its server profile's, `Client.schema_support`).
+        stream: Ask as a streaming client does: the latency is then the one such a client
+            sees, and constrained mode stops a model that begins to repeat a call there.
     """
 
     temperature: float | None = 0.0
     seed: int | None = 0
     max_tokens: int | None = 512
     support: SchemaSupport | None = None
+    stream: bool = False
 
 
 @dataclass(slots=True)
@@ -93,6 +98,7 @@ def _request(case: BfclCase, options: RequestOptions, model: str) -> Request:
         temperature=options.temperature,
         seed=options.seed,
         max_tokens=options.max_tokens,
+        stream=options.stream,
     )
 
 
@@ -102,23 +108,48 @@ async def _ask(
     """The decoded reply, whether it parsed, the raw text and notes, for one case in `mode`."""
     request = _request(case, options, client.model)
     if mode == "constrained":
-        sent, reply = constrained_request(request, options.support or client.schema_support)
-        raw = await client.complete_request(sent)
-        assert reply is not None  # every BFCL case has tools
-        response, found = calls_from_reply(raw, reply)
-        if found.answer_due:  # as users get it: the answer's request follows a reply without calls
-            response = with_usage_of(await client.complete_request(answer_request(request)), raw.usage)
-        return response, found.parsed, raw.text, found.notes
+        return await _ask_constrained(client, request, options)
     if mode == "text":
         sent = dataclasses.replace(
             request, messages=to_text_messages(request.messages, request.tools), tools=[], tool_choice=None
         )
-        raw = await client.complete_request(sent)
+        raw = await _complete(client, sent)
         response = calls_from_text(raw, request.tools, "text")
     else:
-        raw = await client.complete_request(request)
+        raw = await _complete(client, request)
         response = calls_from_text(raw, request.tools, "auto-text") if mode == "auto" and not raw.tool_calls else raw
     return response, _calls_parsed(response.tool_calls, case), raw.text, []
+
+
+async def _ask_constrained(
+    client: Client, request: Request, options: RequestOptions
+) -> tuple[Response, bool, str, list[str]]:
+    """As users get it: the answer's request follows a reply without calls."""
+    sent, reply = constrained_request(request, options.support or client.schema_support)
+    assert reply is not None  # every BFCL case has tools
+    if request.stream:
+        held = ReplyFilter(reply)
+        response = await _last_response(stream_reply(client, sent, held, answer_request(request)))
+        assert held.found is not None  # stream_reply ends with Done or raises
+        return response, held.found.parsed, held.text, held.found.notes
+    raw = await client.complete_request(sent)
+    response, found = calls_from_reply(raw, reply)
+    if found.answer_due:
+        response = with_usage_of(await client.complete_request(answer_request(request)), raw.usage)
+    return response, found.parsed, raw.text, found.notes
+
+
+async def _complete(client: Client, request: Request) -> Response:
+    if not request.stream:
+        return await client.complete_request(request)
+    return await _last_response(client.stream_request(request))
+
+
+async def _last_response(events: AsyncIterator[StreamEvent]) -> Response:
+    async for event in events:
+        if isinstance(event, Done):
+            return event.response
+    raise RuntimeError("The stream ended without a Done event.")
 
 
 def _calls_parsed(calls: list[ToolCall], case: BfclCase) -> bool:

@@ -411,6 +411,8 @@ async def _constrained_stream(
     async with aclosing(events):
         async for event in events:
             out.extend(held.feed(event))
+            if held.ended:  # closing the stream stops a model that began to repeat a call
+                break
     if held.answer_due:
         events, first, _ = await _open_stream(ex, client, answer_upstream(request), mode="native")
         return _counted(events, held), _First(held.answer_event(first.event), first.decoder), None
