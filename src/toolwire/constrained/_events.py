@@ -92,5 +92,4 @@ class ReplyFilter:
 
 def _cut_reply(watch: RepeatWatch) -> Response:
     """The reply as written up to its repeated call: the model was stopped, so no usage came."""
-    text = watch.text
-    return Response(message=AssistantMessage(parts=[TextPart(text=text)]), stop_reason=StopReason.END_TURN)
+    return Response(message=AssistantMessage(parts=[TextPart(text=watch.text)]), stop_reason=StopReason.END_TURN)
