@@ -24,8 +24,10 @@ from tests.gateway.conftest import Gateway
 from toolwire.client import connect_http
 from toolwire.constrained import parse_reply
 from toolwire.constrained._repeats import RepeatWatch, close_at_repeat
+from toolwire.evals import BfclCase
+from toolwire.evals._runner import RequestOptions, run_case
 from toolwire.gateway import Route, create_app
-from toolwire.types import Done, ToolCallDelta, ToolDefinition
+from toolwire.types import Done, ToolCallDelta, ToolDefinition, UserMessage
 
 AREA = ToolDefinition(
     name="triangle_area",
@@ -180,3 +182,18 @@ def test_a_gateway_client_streaming_through_a_constrained_route_gets_the_calls_b
     assert chunks[-1]["choices"] == [] or chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
     assert looping.left.wait(30), "the model's stream was never closed"
     assert looping.requests[0]["stream"] is True
+
+
+def test_toolwire_eval_streamed_scores_the_calls_before_the_repeat_and_keeps_the_text_as_written(
+    looping: LoopingModel,
+) -> None:
+    function = {"name": AREA.name, "description": AREA.description, "parameters": {**AREA.parameters, "type": "dict"}}
+    answer = [{AREA.name: {"base": [3], "label": [FIRST["arguments"]["label"]]}}, {AREA.name: {"base": [4]}}]
+    case = BfclCase("parallel_0", "parallel", [UserMessage(content="Areas?")], [function], [AREA], answer)
+    with connect_http("llama-cpp-python:m", base_url=looping.base_url) as client:
+        result = client.run_sync(run_case(client, case, "constrained", RequestOptions(stream=True)))
+    assert (result.correct, result.parsed, result.valid_calls, result.error) == (True, True, 2, "")
+    assert result.calls == [{AREA.name: FIRST["arguments"]}, {AREA.name: SECOND["arguments"]}]
+    assert result.text == LOOPING  # what the model wrote, up to the end of the repeat
+    assert result.notes == ["the model began to repeat a call; the list ends before the repeat"]
+    assert looping.left.wait(30), "the model's stream was never closed"

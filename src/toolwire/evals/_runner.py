@@ -146,10 +146,14 @@ async def _complete(client: Client, request: Request) -> Response:
 
 
 async def _last_response(events: AsyncIterator[StreamEvent]) -> Response:
+    """The `Done` event's response, the stream read to its end (so it closes what it opened)."""
+    last: Response | None = None
     async for event in events:
         if isinstance(event, Done):
-            return event.response
-    raise RuntimeError("The stream ended without a Done event.")
+            last = event.response
+    if last is None:
+        raise RuntimeError("The stream ended without a Done event.")
+    return last
 
 
 def _calls_parsed(calls: list[ToolCall], case: BfclCase) -> bool:
