@@ -2,9 +2,11 @@
 
     bench/.venv-bfcl/bin/python bench/bfcl_shapes.py [--shapes toolwire,trained,...]
         [--limits simple_python=50,multiple=30,irrelevance=30,parallel=20] [--threads 2]
+        [--repeat-penalty 1.05] [--out DIR]
 
 Each shape is a system prompt and a reply schema, sent as llama-cpp-python takes it
-(`response_format: {"type": "json_object", "schema": ...}`, temperature 0, seed 0, 192 tokens),
+(`response_format: {"type": "json_object", "schema": ...}`, temperature 0, seed 0, 192 tokens,
+the server's `repeat_penalty` unless `--repeat-penalty` names one),
 to one `chatml` server (`bfcl_modes.llama_server`). The calls are read from the reply (identical
 calls kept once, as `parse_reply` does) and scored by `toolwire.evals.check_calls`. The tools'
 parameters are loosened for the engine as constrained mode loosens them. Shapes:
@@ -211,7 +213,9 @@ def read_calls(text: str) -> list[dict[str, Any]]:
     return kept
 
 
-async def run_shape(shape: str, base: str, cases: list[BfclCase]) -> list[dict[str, Any]]:
+async def run_shape(
+    shape: str, base: str, cases: list[BfclCase], repeat_penalty: float | None = None
+) -> list[dict[str, Any]]:
     client = connect_http("llama-cpp-python:smollm2", base_url=base, timeout=600.0)
     assert isinstance(client, Client)
     out: list[dict[str, Any]] = []
@@ -228,6 +232,7 @@ async def run_shape(shape: str, base: str, cases: list[BfclCase]) -> list[dict[s
                     {"role": "user", "content": m.content} for m in case.messages if not isinstance(m, SystemMessage)
                 ]
                 body = {"model": "m", "messages": messages, "temperature": 0, "seed": 0, "max_tokens": 192}
+                body |= {} if repeat_penalty is None else {"repeat_penalty": repeat_penalty}
                 body |= {"grammar": tagged_grammar(schema)} if shape == "trained-tagged" else {
                     "response_format": {"type": "json_object", "schema": schema}
                 }  # fmt: skip
@@ -248,6 +253,9 @@ def main() -> None:
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--limits", default="simple_python=50,multiple=30,irrelevance=30,parallel=20")
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
+    parser.add_argument(
+        "--repeat-penalty", type=float, help="sent with each shape's request (default: the server's, 1.1)"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "shapes", help="where the per-case files go")
     args = parser.parse_args()
     limits = {k: int(v) for k, v in (kv.split("=") for kv in args.limits.split(","))}
@@ -258,7 +266,7 @@ def main() -> None:
     print(f"|---|{'---|' * (len(limits) + 1)}")
     with llama_server("chatml", args.threads, out_dir / "server.log") as base:
         for shape in args.shapes.split(","):
-            results = asyncio.run(run_shape(shape, base, cases))
+            results = asyncio.run(run_shape(shape, base, cases, args.repeat_penalty))
             (out_dir / f"{shape}.json").write_text(json.dumps(results, indent=1) + "\n")
             right = [sum(r["correct"] for r in results if r["category"] == c) for c in limits]
             print(f"| {shape} | {' | '.join(map(str, right))} | {sum(right)} |", flush=True)
