@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+import string
 from dataclasses import replace
 from typing import Any
 
@@ -23,7 +24,7 @@ from toolwire.codecs import get_codec
 from toolwire.codecs.common.wire import dumps
 from toolwire.types import AssistantPart, Done, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 
-call_ids = st.from_regex(r"call_[a-zA-Z0-9]{4,12}", fullmatch=True)
+call_ids = st.builds("call_{}".format, st.text(string.ascii_letters + string.digits, min_size=4, max_size=12))
 parts = st.one_of(
     st.builds(lambda t: TextPart(text=t), texts),
     st.builds(lambda t: ThinkingPart(text=t), texts),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import string
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from toolwire.textcalls import TOOL_CALL_PREFIX, parse_tool_calls
 prose = st.text(st.characters(exclude_characters="{[<`~|\uff5c", exclude_categories=("Cs",)), max_size=300).filter(
     lambda s: "TOOL_CALL" not in s and "to=functions." not in s
 )
-names = st.from_regex(r"[a-zA-Z0-9_-]{1,64}", fullmatch=True)
+names = st.text(string.ascii_letters + string.digits + "_-", min_size=1, max_size=64)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
