@@ -19,35 +19,37 @@ LAYERS: dict[str, tuple[int, str]] = {
     "_serialize": (1, "types"),
     "schema": (2, "schema"),
     "telemetry": (2, "telemetry"),
-    "codecs": (3, "codecs"),
-    "tools": (3, "tools"),
-    "textcalls": (3, "toolmodes"),
-    "constrained": (3, "toolmodes"),
-    "transport": (4, "transport"),
-    "netio": (4, "transport"),  # httpx2's connections on asyncio transports
-    "secrets": (4, "transport"),  # credentials kept out of error text
-    "sse": (4, "transport"),  # server-sent events read from the body's bytes
-    "http1": (4, "transport"),  # HTTP/1.1 on httptools under httpx2
-    "connections": (4, "transport"),  # which of those carries the requests
-    "client": (5, "client"),
-    "address": (5, "client"),  # where a provider:model is reached (connect_http, check_target)
-    "providers": (5, "client"),
-    "session": (5, "client"),
-    "testing": (6, "offline"),  # the scripted server: no model, no key
-    "offline": (6, "offline"),  # the offline scripted model (the CLI's default, a gateway target)
-    "agent": (7, "runtime"),
-    "cache": (7, "runtime"),
-    "reviewers": (7, "runtime"),
-    "gateway": (7, "runtime"),
-    "stdtools": (8, "edge"),
-    "batch": (8, "edge"),
-    "cli": (8, "edge"),
-    "config": (8, "edge"),
-    "copilot": (8, "edge"),
-    "mcp": (8, "edge"),
-    "connect": (8, "edge"),
-    "evals": (8, "edge"),
-    "demo": (9, "demo"),
+    "contract": (3, "contract"),  # the one client contract: what every model client offers
+    "codecs": (4, "codecs"),
+    "tools": (4, "tools"),
+    "textcalls": (4, "toolmodes"),
+    "constrained": (4, "toolmodes"),
+    "toolmodes": (4, "toolmodes"),  # the engine: one strategy per mode, for every caller
+    "transport": (5, "transport"),
+    "netio": (5, "transport"),  # httpx2's connections on asyncio transports
+    "secrets": (5, "transport"),  # credentials kept out of error text
+    "sse": (5, "transport"),  # server-sent events read from the body's bytes
+    "http1": (5, "transport"),  # HTTP/1.1 on httptools under httpx2
+    "connections": (5, "transport"),  # which of those carries the requests
+    "client": (6, "client"),
+    "address": (6, "client"),  # where a provider:model is reached (connect_http, check_target)
+    "providers": (6, "client"),
+    "session": (6, "client"),
+    "testing": (7, "offline"),  # the scripted server: no model, no key
+    "offline": (7, "offline"),  # the offline scripted model (the CLI's default, a gateway target)
+    "agent": (8, "runtime"),
+    "cache": (8, "runtime"),
+    "reviewers": (8, "runtime"),
+    "gateway": (8, "runtime"),
+    "stdtools": (9, "edge"),
+    "batch": (9, "edge"),
+    "cli": (9, "edge"),
+    "config": (9, "edge"),
+    "copilot": (9, "edge"),
+    "mcp": (9, "edge"),
+    "connect": (9, "edge"),
+    "evals": (9, "edge"),
+    "demo": (10, "demo"),
 }
 
 
@@ -178,7 +180,7 @@ def test_only_transport_imports_httpx2_and_agent_never_imports_codecs() -> None:
     for path in _sources():
         name = _module_name(path)
         for imported in _imports(path):
-            if imported.split(".")[0] in ("httpx2", "httpcore2", "httpx") and _layer(name) != (4, "transport"):
+            if imported.split(".")[0] in ("httpx2", "httpcore2", "httpx") and _layer(name) != (5, "transport"):
                 violations.append(f"{name} imports {imported}")
             if name.startswith("toolwire.agent") and imported.startswith("toolwire.codecs"):
                 violations.append(f"{name} imports {imported}")

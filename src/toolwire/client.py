@@ -15,7 +15,7 @@ import importlib
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar, assert_never, cast
@@ -239,6 +239,11 @@ class BaseClient(ABC):
         self.defaults: dict[str, Any] = {}
         self._portal: _Portal | None = None
         self._portal_lock = threading.Lock()
+        self._on_close: list[Callable[[], None]] = []
+
+    def close_with(self, release: Callable[[], None]) -> None:
+        """Have `release` called (once) when the client closes: what it was built on, such as a local server."""
+        self._on_close.append(release)
 
     async def complete(
         self,
@@ -369,12 +374,19 @@ class BaseClient(ABC):
         portal, self._portal = self._portal, None
         if portal is not None:
             await asyncio.to_thread(self._close_portal, portal)
+        self._release()
 
     def close(self) -> None:
         """Close the connections the sync twins opened and stop their worker thread."""
         portal, self._portal = self._portal, None
         if portal is not None:
             self._close_portal(portal)
+        self._release()
+
+    def _release(self) -> None:
+        releases, self._on_close = self._on_close, []
+        for release in releases:
+            release()
 
     def _close_portal(self, portal: _Portal) -> None:
         portal.run(self._aclose_resources())

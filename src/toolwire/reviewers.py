@@ -14,8 +14,9 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
+from toolwire.contract import ModelClient
 from toolwire.types import Message, NamedToolChoice, Response, SystemMessage, ToolCall, ToolDefinition, UserMessage
 
 __all__ = [
@@ -119,19 +120,8 @@ class ConsoleReviewer:
         return ReviewDecision(approved=False, reason=reason or "the user declined")
 
 
-class VoterClient(Protocol):
-    """The part of a client a quorum needs."""
-
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolDefinition] | None = None,
-        tool_choice: Any = None,
-        **params: Any,
-    ) -> Response:
-        """Ask the model once."""
-        ...
+VoterClient = ModelClient
+"""The client a quorum's voter is: the one client contract (`toolwire.contract.ModelClient`)."""
 
 
 _VOTE_TOOL = ToolDefinition(
@@ -192,7 +182,7 @@ class QuorumReviewer:
         return ReviewDecision(approved=approved, reason=reason, votes=tuple(votes))
 
     async def _vote(self, index: int, client: VoterClient, messages: list[Message]) -> Vote:
-        voter = str(getattr(client, "model", None) or f"voter-{index + 1}")
+        voter = client.model or f"voter-{index + 1}"
         try:
             response = await client.complete(messages, tools=[_VOTE_TOOL], tool_choice=NamedToolChoice("vote"))
         except Exception as exc:  # a broken voter is a rejection, never a crash of the run

@@ -14,8 +14,7 @@ import pytest
 
 from tests.constrained._shapes import AREA as SHARED_AREA
 from tests.constrained._shapes import WEATHER, call_schema, listed
-from toolwire import Agent, tool
-from toolwire.session import ask_model
+from toolwire import Agent, tool, toolmodes
 from toolwire.testing import ScriptedServer, reply
 from toolwire.types import (
     AssistantMessage,
@@ -62,8 +61,10 @@ def calls(*pairs: tuple[str, dict[str, Any]]) -> str:
 def ask(target: str, server: ScriptedServer, tools: list[ToolDefinition], choice: Any = None) -> Any:
     with server.connect(target) as client:
         messages = [UserMessage(content="Area of 3 by 4?")]
-        response, mode = client.run_sync(ask_model(client, messages, tools, "constrained", tool_choice=choice))
-    assert mode == "constrained"
+        state = toolmodes.ModeState("constrained")
+        request = client.build_request(messages, tools=tools, tool_choice=choice)
+        response = client.run_sync(toolmodes.complete(client, request, state))
+    assert state.mode == "constrained"
     return response
 
 

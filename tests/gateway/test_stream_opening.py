@@ -170,8 +170,8 @@ def test_the_opening_encoded_ahead_is_the_one_the_relay_would_send(protocol: str
     decoder = get_codec("openai").stream_decoder()
     ahead = OpeningAhead(PROTOCOLS[protocol], "client-model")
     ahead.encode()
-    with_ahead = Relay(PROTOCOLS[protocol], "client-model", decoder, None, foreign=True, ahead=ahead)
-    alone = Relay(PROTOCOLS[protocol], "client-model", decoder, None, foreign=True)
+    with_ahead = Relay(PROTOCOLS[protocol], "client-model", decoder, foreign=True, ahead=ahead)
+    alone = Relay(PROTOCOLS[protocol], "client-model", decoder, foreign=True)
     assert ahead.encoded is not None
     streams = [[relay.feed(event) for event in (TextDelta(""), TextDelta("Hi"))] for relay in (with_ahead, alone)]
     assert with_ahead.encoder is ahead.encoded[0]  # the stream went on from the opening sent

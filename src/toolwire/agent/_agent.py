@@ -1,9 +1,9 @@
-"""The multi-turn agent loop (SPEC §5): ask the model, run the tools it asks for, repeat.
+"""The multi-turn agent loop: ask the model, run the tools it asks for, repeat.
 
 Each turn the model answers; no tool calls (or the `done` tool) ends the run; otherwise the
 calls run (low-risk together, high-risk one by one after review) and all results go back in
-the order the model asked. The agent talks to any client with `complete`/`stream`; it never
-imports a codec or httpx2.
+the order the model asked. The agent talks to any `toolwire.contract.ModelClient` through the
+tool-mode engine (`toolwire.toolmodes`); it never imports a codec or httpx2.
 
 `tool_choice` (`auto`, `none`, `required` or a tool's name) is sent with the tools. A forcing
 choice (`required`, a name) applies to the first turn only unless `tool_choice_turns="every"`:
@@ -17,16 +17,16 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from toolwire import telemetry
+from toolwire import telemetry, toolmodes
 from toolwire.agent._execute import AgentTool, Cancelled, TurnExecutor, race_signal
 from toolwire.agent._records import AgentEvent, CallRecord, RunFinished, RunResult
 from toolwire.agent._state import RUN_STATE, RunState
 from toolwire.cache import CACHE, ToolOutputCache, cache_tools, trim_history
+from toolwire.contract import ModelClient
 from toolwire.reviewers import Reviewer
-from toolwire.session import ask_model
-from toolwire.textcalls import TOOL_MODES, ToolMode
+from toolwire.toolmodes import ModeState, ToolMode
 from toolwire.tools import DEFAULT_TOOL_TIMEOUT, ToolContext
 from toolwire.types import (
     AssistantMessage,
@@ -35,7 +35,6 @@ from toolwire.types import (
     NamedToolChoice,
     Response,
     StopReason,
-    StreamEvent,
     SystemMessage,
     ToolChoice,
     ToolDefinition,
@@ -64,34 +63,6 @@ ToolChoiceTurns = Literal["first", "every"]
 _PLAIN_CHOICES: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "required": "required"}
 
 
-class ModelClient(Protocol):
-    """What the agent needs from a client: `toolwire.connect(...)` and `toolwire.testing` give one.
-
-    `tool_choice` is passed only when the agent has one, so a client without that keyword works
-    with agents that set none.
-    """
-
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolDefinition] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-    ) -> Response:
-        """One reply."""
-        ...
-
-    def stream(
-        self,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolDefinition] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        """One reply as events, ending in `Done`."""
-        ...
-
-
 @dataclass(slots=True)
 class _Run:
     messages: list[Message]
@@ -108,7 +79,7 @@ class Agent:
     """A multi-turn tool-using agent over one client.
 
     Args:
-        client: Anything with `complete` and `stream` (see `ModelClient`).
+        client: The model (any `toolwire.contract.ModelClient`).
         tools: The tools the model may call (`toolwire.tools.Tool` objects).
         system: A system prompt, put first in every run's conversation.
         max_tool_turns: How many turns of tool calls a run may make before it stops with `max_turns`.
@@ -147,8 +118,7 @@ class Agent:
         tool_choice: ToolChoice | str | None = None,
         tool_choice_turns: ToolChoiceTurns | None = None,
     ) -> None:
-        if tool_mode not in TOOL_MODES:
-            raise ValueError(f"tool_mode must be one of {', '.join(TOOL_MODES)}, got {tool_mode!r}.")
+        self._modes = ModeState(tool_mode)
         if not isinstance(max_tool_turns, int) or max_tool_turns < 0:
             raise ValueError(f"max_tool_turns must be an int >= 0, got {max_tool_turns!r}.")
         if output_budget_chars is not None and output_budget_chars < 1:
@@ -157,7 +127,6 @@ class Agent:
         self.system = system
         self.max_tool_turns = max_tool_turns
         self.reviewer = reviewer
-        self.tool_mode: ToolMode = tool_mode
         self.output_budget_chars = output_budget_chars
         if tool_timeout is not None and not tool_timeout > 0:
             raise ValueError(f"tool_timeout must be a positive number of seconds or None, got {tool_timeout!r}.")
@@ -195,6 +164,15 @@ class Agent:
         if self.tool_choice is None or turn == 0 or self.tool_choice_turns == "every":
             return self.tool_choice
         return "auto"
+
+    @property
+    def tool_mode(self) -> ToolMode:
+        """The tool mode of the next turn (`auto` turns to `text` when the server refuses tools)."""
+        return self._modes.mode
+
+    @tool_mode.setter
+    def tool_mode(self, mode: ToolMode) -> None:
+        self._modes = ModeState(mode)
 
     @property
     def definitions(self) -> list[ToolDefinition]:
@@ -253,11 +231,8 @@ class Agent:
             "toolwire.agent.max_tool_turns": self.max_tool_turns,
             "toolwire.agent.tool_mode": self.tool_mode,
         }
-        provider, model = getattr(self.client, "provider", None), getattr(self.client, "model", None)
-        if isinstance(provider, str):
-            attributes["gen_ai.provider.name"] = telemetry.provider_name(provider)
-        if isinstance(model, str):
-            attributes["gen_ai.request.model"] = model
+        attributes["gen_ai.provider.name"] = telemetry.provider_name(self.client.provider)
+        attributes["gen_ai.request.model"] = self.client.model
         return attributes
 
     async def _loop(self, run: _Run, executor: TurnExecutor, cache: ToolOutputCache) -> str:
@@ -293,15 +268,20 @@ class Agent:
         return response
 
     async def _model_turn(self, run: _Run) -> Response:
-        emit = run.emit if run.stream else None
-        response, self.tool_mode = await ask_model(
-            self.client, run.messages, self.definitions, self.tool_mode, emit, self._choice_for_turn(run.turns)
+        request = self.client.build_request(
+            run.messages, tools=self.definitions, tool_choice=self._choice_for_turn(run.turns), stream=run.stream
         )
-        if run.stream:
-            run.emit(Done(response))
-            # Let a `run_stream` consumer show the turn before its tools run: a reviewer writes to
-            # the terminal too, and a stream that ends without suspending would let it go first.
-            await asyncio.sleep(0)
+        if not run.stream:
+            return await toolmodes.complete(self.client, request, self._modes)
+        response: Response | None = None
+        async for event in toolmodes.stream(self.client, request, self._modes):
+            run.emit(event)
+            if isinstance(event, Done):
+                response = event.response
+        assert response is not None  # the engine's streams end with Done or raise
+        # Let a `run_stream` consumer show the turn before its tools run: a reviewer writes to
+        # the terminal too, and a stream that ends without suspending would let it go first.
+        await asyncio.sleep(0)
         return response
 
     def _start(self, prompt: str | Sequence[Message]) -> list[Message]:

@@ -18,21 +18,13 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from toolwire.client import Client
-from toolwire.constrained import (
-    ReplyFilter,
-    SchemaSupport,
-    answer_request,
-    argument_errors,
-    calls_from_reply,
-    constrained_request,
-    with_usage_of,
-)
+from toolwire import toolmodes
+from toolwire.constrained import SchemaSupport, argument_errors
+from toolwire.contract import ModelClient
 from toolwire.errors import ToolwireError
 from toolwire.evals._bfcl_checker import check_calls
 from toolwire.evals._bfcl_data import BfclCase
-from toolwire.session import stream_reply
-from toolwire.textcalls import calls_from_text, to_text_messages
+from toolwire.toolmodes import ModeState, Written
 from toolwire.types import Done, Request, Response, StreamEvent, ToolCall
 
 __all__ = ["EVAL_MODES", "CaseResult", "EvalMode", "RequestOptions", "run_case", "run_cases"]
@@ -103,46 +95,21 @@ def _request(case: BfclCase, options: RequestOptions, model: str) -> Request:
 
 
 async def _ask(
-    client: Client, case: BfclCase, mode: EvalMode, options: RequestOptions
+    client: ModelClient, case: BfclCase, mode: EvalMode, options: RequestOptions
 ) -> tuple[Response, bool, str, list[str]]:
-    """The decoded reply, whether it parsed, the raw text and notes, for one case in `mode`."""
+    """The reply as users get it in `mode`, whether it parsed, what the model wrote, and notes."""
     request = _request(case, options, client.model)
-    if mode == "constrained":
-        return await _ask_constrained(client, request, options)
-    if mode == "text":
-        sent = dataclasses.replace(
-            request, messages=to_text_messages(request.messages, request.tools), tools=[], tool_choice=None
-        )
-        raw = await _complete(client, sent)
-        response = calls_from_text(raw, request.tools, "text")
-    else:
-        raw = await _complete(client, request)
-        response = calls_from_text(raw, request.tools, "auto-text") if mode == "auto" and not raw.tool_calls else raw
-    return response, _calls_parsed(response.tool_calls, case), raw.text, []
-
-
-async def _ask_constrained(
-    client: Client, request: Request, options: RequestOptions
-) -> tuple[Response, bool, str, list[str]]:
-    """As users get it: the answer's request follows a reply without calls."""
-    sent, reply = constrained_request(request, options.support or client.schema_support)
-    assert reply is not None  # every BFCL case has tools
+    written = Written()
+    state, support = ModeState(mode), options.support
     if request.stream:
-        held = ReplyFilter(reply)
-        response = await _last_response(stream_reply(client, sent, held, answer_request(request)))
-        assert held.found is not None  # stream_reply ends with Done or raises
-        return response, held.found.parsed, held.text, held.found.notes
-    raw = await client.complete_request(sent)
-    response, found = calls_from_reply(raw, reply)
-    if found.answer_due:
-        response = with_usage_of(await client.complete_request(answer_request(request)), raw.usage)
-    return response, found.parsed, raw.text, found.notes
-
-
-async def _complete(client: Client, request: Request) -> Response:
-    if not request.stream:
-        return await client.complete_request(request)
-    return await _last_response(client.stream_request(request))
+        events = toolmodes.stream(client, request, state, written=written, support=support)
+        response = await _last_response(events)
+    else:
+        response = await toolmodes.complete(client, request, state, written=written, support=support)
+    found = written.constrained
+    if found is not None:
+        return response, found.parsed, written.text, found.notes
+    return response, _calls_parsed(response.tool_calls, case), written.text, []
 
 
 async def _last_response(events: AsyncIterator[StreamEvent]) -> Response:
@@ -151,8 +118,7 @@ async def _last_response(events: AsyncIterator[StreamEvent]) -> Response:
     async for event in events:
         if isinstance(event, Done):
             last = event.response
-    if last is None:
-        raise RuntimeError("The stream ended without a Done event.")
+    assert last is not None  # the engine's streams end with Done or raise
     return last
 
 
@@ -173,7 +139,7 @@ def _valid_calls(calls: list[ToolCall], case: BfclCase) -> int:
 
 
 async def run_case(
-    client: Client, case: BfclCase, mode: EvalMode, options: RequestOptions = RequestOptions()
+    client: ModelClient, case: BfclCase, mode: EvalMode, options: RequestOptions = RequestOptions()
 ) -> CaseResult:
     """Ask the model one case in `mode` and score the reply; a failed request is a wrong case, not an error."""
     started = time.perf_counter()
@@ -200,7 +166,7 @@ async def run_case(
 
 
 async def run_cases(
-    client: Client, cases: Iterable[BfclCase], mode: EvalMode, options: RequestOptions = RequestOptions()
+    client: ModelClient, cases: Iterable[BfclCase], mode: EvalMode, options: RequestOptions = RequestOptions()
 ) -> AsyncIterator[CaseResult]:
     """Each case's result, one case at a time (so latencies are the model's own, unshared)."""
     for case in cases:

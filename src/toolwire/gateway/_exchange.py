@@ -21,28 +21,20 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any
 
+from toolwire import toolmodes
 from toolwire.client import Client
 from toolwire.codecs import StreamDecoder, get_codec
 from toolwire.codecs.common.degradations import collect_degradations
 from toolwire.codecs.common.wire import dumps
-from toolwire.constrained import ReplyFilter, ReplySchema, calls_from_reply, with_usage_of
-from toolwire.errors import BadRequestError, ToolwireError
+from toolwire.errors import ToolwireError
 from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._errors import GatewayError, classify
 from toolwire.gateway._namespaces import namespaced_tools, with_namespaces
 from toolwire.gateway._protocols import Protocol, frame, usage_of
 from toolwire.gateway._relay import OpeningAhead, Relay, client_view
 from toolwire.gateway._routing import Route, RouteConfigError, Target
-from toolwire.gateway._textmode import (
-    CallFilter,
-    EventFilter,
-    answer_upstream,
-    constrained_upstream,
-    parse_reply,
-    text_request,
-)
 from toolwire.types import Request, Response, StreamEvent, TextDelta
 
 __all__ = ["Exchange", "Start", "serve_exchange"]
@@ -262,29 +254,30 @@ def _lost_fields(protocol: str, extra: dict[str, Any]) -> list[str]:
 
 
 async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
-    ex.mode = "translate" if ex.target.tool_mode == "native" else f"translate+{ex.target.tool_mode}"
+    state = ex.target.modes
+    ex.mode = "translate" if state.mode == "native" else f"translate+{state.mode}"
     client = ex.upstream()
     with collect_degradations() as degraded:
         request = _inbound(ex, client.codec.name)
         if not ex.stream:
-            response = await _complete(ex, client, request)
+            response = await toolmodes.complete(client, request, state)
             ex.dropped.extend(degraded)
             async for piece in _whole_reply(ex, response):
                 yield piece
             return
         ahead = OpeningAhead(ex.protocol, ex.model)
         asyncio.get_running_loop().call_soon(ahead.encode)  # runs while the upstream is asked
-        events, first, text_filter = await _open_stream(ex, client, request)
+        upstream = _Upstream(client, opening=not ex.fallback_left)
+        events = toolmodes.stream(client, request, state, opener=upstream.open)
+        first = await _first(events)  # upstream errors are raised here, before any status goes out
         ex.dropped.extend(degraded)
     async with aclosing(events):
         names = namespaced_tools(ex.protocol.name, ex.body)
-        relay = Relay(
-            ex.protocol, ex.model, first.decoder, text_filter, foreign=ex.foreign, namespaces=names, ahead=ahead
-        )
+        relay = Relay(ex.protocol, ex.model, upstream, foreign=ex.foreign, namespaces=names, ahead=ahead)
         headers = _headers(ex, ex.protocol.media_type) | {"cache-control": "no-cache"}
         yield Start(200, headers)
         try:
-            yield relay.feed(first.event)
+            yield relay.feed(first)
             async for event in events:
                 if chunk := relay.feed(event):
                     yield chunk
@@ -297,6 +290,14 @@ async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
         finally:
             ex.tokens = relay.tokens
             ex.dropped.extend(relay.dropped)
+
+
+async def _first(events: AsyncGenerator[StreamEvent, None]) -> StreamEvent:
+    try:
+        return await anext(events)
+    except BaseException:
+        await events.aclose()
+        raise
 
 
 async def _whole_reply(ex: Exchange, response: Response) -> AsyncIterator[Start | bytes]:
@@ -327,43 +328,6 @@ def _headers(ex: Exchange, media_type: str) -> dict[str, str]:
     return headers
 
 
-def _switch_to_text(ex: Exchange, exc: BadRequestError) -> None:
-    ex.target.tool_mode = "text"
-    logger.warning(
-        "route %r: %s rejected the tools parameter (%s); using text mode for it from now on.",
-        ex.route.model,
-        ex.target.target,
-        exc,
-    )
-
-
-def _rejects_tools(target: Target, request: Request, exc: BadRequestError) -> bool:
-    return target.tool_mode == "auto" and bool(request.tools) and "tool" in str(exc).lower()
-
-
-async def _complete(ex: Exchange, client: Client, request: Request) -> Response:
-    """One whole reply in the route's tool mode."""
-    if ex.target.tool_mode == "text":
-        return parse_reply(await client.complete_request(text_request(request)), request.tools, "text")
-    if ex.target.tool_mode == "constrained":
-        sent, reply = constrained_upstream(request, client.schema_support)
-        response = await client.complete_request(sent)
-        if reply is None:
-            return response
-        decoded, found = calls_from_reply(response, reply)
-        if not found.answer_due:
-            return decoded
-        return with_usage_of(await client.complete_request(answer_upstream(request)), response.usage)
-    try:
-        response = await client.complete_request(request)
-    except BadRequestError as exc:
-        if not _rejects_tools(ex.target, request, exc):
-            raise
-        _switch_to_text(ex, exc)
-        return await _complete(ex, client, request)
-    return parse_reply(response, request.tools, "auto-text") if ex.target.tool_mode == "auto" else response
-
-
 class _Opening:
     """The upstream's decoder, with an empty `TextDelta` for a first frame that carries nothing yet.
 
@@ -387,77 +351,28 @@ class _Opening:
         return self._decoder.finish()
 
 
-@dataclass(slots=True)
-class _First:
-    event: StreamEvent
-    decoder: Any
+class _Upstream:
+    """Opens the upstream's streams for the tool-mode engine, keeping the decoder of the latest one.
 
+    The relay reads the reply so far from it (`finish`) when it packs a call's context into its id.
 
-async def _constrained_stream(
-    ex: Exchange,
-    client: Client,
-    request: Request,
-    reply: ReplySchema,
-    events: AsyncGenerator[StreamEvent, None],
-    first: _First,
-) -> tuple[AsyncGenerator[StreamEvent, None], _First, EventFilter | None]:
-    """The constrained reply read whole, its calls replayed; or the answer's stream instead.
-
-    Calls only count once the reply closes; when the model called nothing, the answer's request
-    is streamed, so its text goes out as it is written.
+    Args:
+        client: The target's client.
+        opening: Whether the client's stream opens with the upstream's first frame (`_Opening`);
+            with another target left, it opens on the first text or call instead, so an upstream
+            that fails right after its opening frame still hands the request on.
     """
-    held = ReplyFilter(reply)
-    out = held.feed(first.event)
-    async with aclosing(events):
-        async for event in events:
-            out.extend(held.feed(event))
-            if held.ended:  # closing the stream stops a model that began to repeat a call
-                break
-    if held.answer_due:
-        events, first, _ = await _open_stream(ex, client, answer_upstream(request), mode="native")
-        return _counted(events, held), _First(held.answer_event(first.event), first.decoder), None
-    if not out:
-        raise GatewayError(502, "The upstream's stream ended before its reply did; retry.")
-    return _replay(out[1:]), _First(out[0], first.decoder), None
 
+    def __init__(self, client: Client, *, opening: bool) -> None:
+        self.client = client
+        self.opening = opening
+        self.decoder: StreamDecoder | None = None
 
-async def _counted(events: AsyncGenerator[StreamEvent, None], held: ReplyFilter) -> AsyncGenerator[StreamEvent, None]:
-    async with aclosing(events):
-        async for event in events:
-            yield held.answer_event(event)
+    def open(self, request: Request) -> AsyncIterator[StreamEvent]:
+        decoder = self.client.codec.stream_decoder()
+        self.decoder = _Opening(decoder) if self.opening else decoder
+        return self.client.stream_request(request, self.decoder)
 
-
-async def _replay(events: list[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
-    for event in events:
-        yield event
-
-
-async def _open_stream(
-    ex: Exchange, client: Client, request: Request, mode: str | None = None
-) -> tuple[AsyncGenerator[StreamEvent, None], _First, EventFilter | None]:
-    """Start the upstream stream and wait for its first event (so errors still get a status)."""
-    mode = mode or ex.target.tool_mode
-    sent, reply = constrained_upstream(request, client.schema_support) if mode == "constrained" else (request, None)
-    sent = text_request(request) if mode == "text" else sent
-    # With another target left, the client's stream opens on the first text or call instead: an
-    # upstream that fails right after its opening frame then still hands the request on.
-    decoder = client.codec.stream_decoder() if ex.fallback_left else _Opening(client.codec.stream_decoder())
-    events = cast(AsyncGenerator[StreamEvent, None], client.stream_request(sent, decoder))
-    try:
-        first = await anext(events)
-    except BadRequestError as exc:
-        await events.aclose()
-        if not _rejects_tools(ex.target, request, exc):
-            raise
-        _switch_to_text(ex, exc)
-        return await _open_stream(ex, client, request)
-    except BaseException:
-        await events.aclose()
-        raise
-    if mode == "constrained" and reply is not None:
-        return await _constrained_stream(ex, client, request, reply, events, _First(first, decoder))
-    if mode == "constrained":
-        return events, _First(first, decoder), None
-    path = "text" if mode == "text" else "auto-text"
-    text_filter = CallFilter(request.tools, path) if mode != "native" and request.tools else None
-    return events, _First(first, decoder), text_filter
+    def finish(self) -> Response:
+        assert self.decoder is not None  # the relay asks only once events arrived
+        return self.decoder.finish()

@@ -1,9 +1,9 @@
 """A translated stream: upstream neutral events in, the client protocol's framed bytes out.
 
-Each upstream event goes through the tool mode's filter (when the route parses calls out
-of text, or out of a constrained reply), gets its provider context packed for the client (`_carrier`), is encoded by the
-client codec's `stream_encoder()`, and is framed at once; nothing waits for the end of the
-reply. Imports codecs, the neutral types and the gateway's own tables.
+Each upstream event, as the tool-mode engine passes it on (`toolwire.toolmodes`), gets its
+provider context packed for the client (`_carrier`), is encoded by the client codec's
+`stream_encoder()`, and is framed at once; nothing waits for the end of the reply. Imports
+codecs, the neutral types and the gateway's own tables.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from toolwire.gateway._carrier import CARRIERS, pack_id, stream_reply
 from toolwire.gateway._namespaces import Namespaces, split_names
 from toolwire.gateway._protocols import Protocol as WireProtocol
 from toolwire.gateway._protocols import frame
-from toolwire.gateway._textmode import EventFilter
 from toolwire.types import Done, Response, StreamEvent, TextDelta, ToolCallDelta
 
 __all__ = ["OpeningAhead", "Relay", "client_view"]
@@ -65,8 +64,6 @@ class Relay:
         protocol: The client's protocol.
         model: The model name the client asked for (what its stream reports).
         decoder: The upstream decoder, for the reply so far when a call's context is packed.
-        text_filter: The tool mode's event filter, when the route parses written calls (text,
-            auto) or a constrained reply.
         foreign: Whether the upstream speaks another protocol (its stop words are then dropped).
         namespaces: The client's namespaced Responses tools, whose calls get their names split.
         ahead: The opening, if it was encoded ahead: sent as it is when the stream opens.
@@ -77,7 +74,6 @@ class Relay:
         protocol: WireProtocol,
         model: str,
         decoder: _Snapshot,
-        text_filter: EventFilter | None,
         *,
         foreign: bool,
         namespaces: Namespaces | None = None,
@@ -87,7 +83,6 @@ class Relay:
         self.foreign = foreign
         self.model = model
         self.decoder = decoder
-        self.filter = text_filter
         self._encoder: StreamEncoder | None = None
         self.carrier = CARRIERS.get(protocol.name)
         self.ids: dict[str, str] = {}
@@ -107,16 +102,12 @@ class Relay:
 
     def feed(self, event: StreamEvent) -> bytes:
         """The bytes to send for one upstream event (often one frame, sometimes none)."""
-        opening = isinstance(event, TextDelta) and not event.text  # the stream began: nothing to filter
+        opening = isinstance(event, TextDelta) and not event.text  # the stream began
         ahead, self._ahead = self._ahead, None
         if opening and ahead is not None and ahead.encoded is not None and not self.namespaces:
             self._encoder, data = ahead.encoded
             return data
-        events = self.filter.feed(event) if self.filter is not None and not opening else (event,)
-        wire: list[_Wire] = []
-        for item in events:
-            wire.extend(self._encode(item))
-        return self._frames(wire)
+        return self._frames(self._encode(event))
 
     def finish(self) -> bytes:
         """The stream's closing bytes (and OpenAI's `[DONE]`)."""

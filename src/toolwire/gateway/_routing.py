@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from toolwire.client import Client, check_target, connect_http
 from toolwire.errors import ToolwireError
 from toolwire.offline import SCRIPTED_PROVIDERS
-from toolwire.textcalls import TOOL_MODES, ToolMode
+from toolwire.toolmodes import TOOL_MODES, ModeState, ToolMode
 
 if TYPE_CHECKING:
     from toolwire.offline import OfflineModel
@@ -107,8 +107,9 @@ class Target:
             offline scripted model (`toolwire.offline`, started in-process on first use).
         base_url: The upstream URL (default: the provider's).
         api_key_env: The variable holding the upstream key (default: the provider's own).
-        tool_mode: `native`, `text` or `auto`; `auto` turns into `text` for good when the
-            upstream rejects the `tools` parameter.
+        tool_mode: `native`, `text`, `auto` or `constrained`, as configured.
+        modes: The mode requests use now: `auto` turns into `text` for good when the upstream
+            refuses the `tools` parameter (`toolwire.toolmodes.refuses_tools`).
         weight: Its share of a balanced route's traffic, relative to the other targets'.
         timeout: Seconds to wait for the upstream to connect and for each read.
         in_flight: Requests it is serving now.
@@ -125,6 +126,7 @@ class Target:
     in_flight: int = 0
     failures: int = 0
     resting_until: float = 0.0
+    modes: ModeState = field(init=False, repr=False)
     _credit: float = field(default=0.0, repr=False)  # smooth weighted round robin
     _client: Client | None = field(default=None, repr=False)
     _offline: OfflineModel | None = field(default=None, repr=False)
@@ -134,6 +136,7 @@ class Target:
             raise ValueError(f"Target {self.target!r}: tool_mode must be one of {TOOL_MODES}, got {self.tool_mode!r}.")
         if not self.weight > 0:
             raise ValueError(f"Target {self.target!r}: weight must be a positive number, got {self.weight!r}.")
+        self.modes = ModeState(self.tool_mode, owner=f"gateway target {self.target}")
 
     @property
     def target_model(self) -> str:

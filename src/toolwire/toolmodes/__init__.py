@@ -1,0 +1,40 @@
+"""The tool-mode engine: native, text, auto and constrained, whole and streamed, for every caller.
+
+Sessions, the agent, `toolwire eval` and the gateway all ask a model through `complete` or
+`stream` here; each keeps only its own `ModeState` (the gateway: one per route target). The
+modes themselves are described in docs/tool-modes.md:
+
+- `complete(client, request, state)` / `stream(client, request, state)`: one reply in the mode;
+- `refuses_tools(exc)`: the one decision that a server takes no tools (never a 404, never a
+  context-length or other parameter error);
+- `text_sent`, `constrained_sent`, `answer_sent`: the request each mode sends;
+- `CallFilter`, `read_written_calls`: calls written in a reply's text, read as native ones.
+
+Imports the neutral types, the client contract, `toolwire.textcalls` and `toolwire.constrained`;
+never a client, a codec module or httpx2.
+"""
+
+from __future__ import annotations
+
+from toolwire.textcalls import TOOL_MODES, ToolMode
+from toolwire.toolmodes._engine import Opener, Written, complete, stream
+from toolwire.toolmodes._refusal import refuses_tools
+from toolwire.toolmodes._requests import answer_sent, constrained_sent, text_sent
+from toolwire.toolmodes._state import ModeState
+from toolwire.toolmodes._written import CallFilter, read_written_calls
+
+__all__ = [
+    "TOOL_MODES",
+    "CallFilter",
+    "ModeState",
+    "Opener",
+    "ToolMode",
+    "Written",
+    "answer_sent",
+    "complete",
+    "constrained_sent",
+    "read_written_calls",
+    "refuses_tools",
+    "stream",
+    "text_sent",
+]

@@ -1,0 +1,212 @@
+"""One model call in a tool mode, whole or streamed: the one place the four modes are decided.
+
+- `native` sends the request as it is.
+- `text` sends it with the tools in the prompt and reads the calls written in the reply.
+- `auto` is native; a reply without native calls has its text read for written ones, and a
+  server that refuses the tools parameter (`refuses_tools`) moves the caller's `ModeState` to
+  text for good and is asked again in text mode.
+- `constrained` sends the reply schema built from the tools (`toolwire.constrained`), in the
+  form the client's server takes, and turns the JSON reply into calls; when the model called
+  nothing, the answer's request follows.
+
+Streamed, every error a server sends before its first event is raised before the first event
+here too, so a caller (the gateway) can still answer with that error's status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from toolwire.constrained import ConstrainedReply, ReplyFilter, SchemaSupport, calls_from_reply, with_usage_of
+from toolwire.errors import BadRequestError, StreamError
+from toolwire.toolmodes._refusal import refuses_tools
+from toolwire.toolmodes._requests import answer_sent, constrained_sent, text_sent
+from toolwire.toolmodes._written import CallFilter, read_written_calls
+from toolwire.types import Done, Request, Response, StreamEvent
+
+if TYPE_CHECKING:
+    from toolwire.contract import ModelClient
+    from toolwire.toolmodes._state import ModeState
+
+__all__ = ["Opener", "Written", "complete", "stream"]
+
+Opener = Callable[[Request], AsyncIterator[StreamEvent]]
+"""Starts one upstream stream for a request (the client's `stream_request`, or the gateway's own)."""
+
+
+@dataclass(slots=True)
+class Written:
+    """What the model wrote before its tool mode read calls out of it (for evaluations and logs).
+
+    Attributes:
+        text: The reply's text as written (constrained mode: the JSON, up to a repeated call).
+        constrained: In constrained mode, what reading that JSON found.
+    """
+
+    text: str = ""
+    constrained: ConstrainedReply | None = None
+
+
+async def complete(
+    client: ModelClient,
+    request: Request,
+    state: ModeState,
+    *,
+    written: Written | None = None,
+    support: SchemaSupport | None = None,
+) -> Response:
+    """One whole reply to `request` in `state`'s mode (which `auto` may turn to `text`).
+
+    Args:
+        client: The model.
+        request: The whole request.
+        state: The caller's tool mode; `auto` turns to `text` when the server refuses tools.
+        written: Filled with what the model wrote.
+        support: What the server's schema engine enforces, for constrained mode (default: the client's).
+    """
+    written = written if written is not None else Written()
+    mode = state.mode
+    if mode == "constrained" and request.tools:
+        return await _complete_constrained(client, request, written, support or client.schema_support)
+    if mode in ("text", "constrained"):
+        raw = await client.complete_request(text_sent(request))
+        written.text = raw.text
+        return read_written_calls(raw, request.tools, "text")
+    try:
+        raw = await client.complete_request(request)
+    except BadRequestError as exc:
+        if not _refused(mode, request, exc):
+            raise
+        state.tools_refused(exc)
+        return await complete(client, request, state, written=written, support=support)
+    written.text = raw.text
+    return read_written_calls(raw, request.tools, "auto-text") if mode == "auto" else raw
+
+
+async def _complete_constrained(
+    client: ModelClient, request: Request, written: Written, support: SchemaSupport
+) -> Response:
+    sent, reply = constrained_sent(request, support)
+    raw = await client.complete_request(sent)
+    written.text = raw.text
+    if reply is None:  # tool_choice "none": nothing to constrain
+        return raw
+    response, written.constrained = calls_from_reply(raw, reply)
+    if not written.constrained.answer_due:
+        return response
+    return with_usage_of(await client.complete_request(answer_sent(request)), raw.usage)
+
+
+async def stream(
+    client: ModelClient,
+    request: Request,
+    state: ModeState,
+    *,
+    written: Written | None = None,
+    support: SchemaSupport | None = None,
+    opener: Opener | None = None,
+) -> AsyncGenerator[StreamEvent, None]:
+    """One reply to `request` as events in `state`'s mode, ending with exactly one `Done`.
+
+    Args:
+        client: The model.
+        request: The whole request (sent streamed).
+        state: The caller's tool mode; `auto` turns to `text` when the server refuses tools.
+        written: Filled with what the model wrote, once the stream is over.
+        support: What the server's schema engine enforces, for constrained mode (default: the client's).
+        opener: Starts each upstream stream instead of `client.stream_request`.
+    """
+    written = written if written is not None else Written()
+    open_stream = opener if opener is not None else client.stream_request
+    mode = state.mode
+    if mode == "constrained" and request.tools:
+        async for event in _stream_constrained(open_stream, request, support or client.schema_support, written):
+            yield event
+        return
+    if mode in ("text", "constrained"):
+        events = _opened(open_stream, text_sent(request))
+        path = "text"
+    else:
+        events = _opened(open_stream, request)
+        path = "auto-text"
+        try:
+            first = await anext(events)
+        except BadRequestError as exc:
+            if not _refused(mode, request, exc):
+                raise
+            state.tools_refused(exc)
+            async for event in stream(client, request, state, written=written, support=support, opener=opener):
+                yield event
+            return
+        events = _chain(first, events)
+    reader = CallFilter(request.tools, path) if request.tools and mode != "native" else None
+    async for event in events:
+        if isinstance(event, Done):
+            written.text = event.response.text
+        for out in reader.feed(event) if reader is not None else (event,):
+            yield out
+
+
+def _refused(mode: str, request: Request, exc: BadRequestError) -> bool:
+    return mode == "auto" and bool(request.tools) and refuses_tools(exc)
+
+
+async def _opened(open_stream: Opener, request: Request) -> AsyncIterator[StreamEvent]:
+    """The upstream's events, closed when the caller stops early; one that ends without `Done` is cut."""
+    events = open_stream(request)
+    try:
+        async for event in events:
+            yield event
+            if isinstance(event, Done):
+                return
+    finally:
+        await _close(events)
+    raise StreamError("The model's stream ended without its reply's end (no Done event); retry the request.")
+
+
+async def _chain(first: StreamEvent, rest: AsyncIterator[StreamEvent]) -> AsyncIterator[StreamEvent]:
+    try:
+        yield first
+        if isinstance(first, Done):
+            return
+        async for event in rest:
+            yield event
+    finally:
+        await _close(rest)
+
+
+async def _stream_constrained(
+    open_stream: Opener, request: Request, support: SchemaSupport, written: Written
+) -> AsyncIterator[StreamEvent]:
+    """The constrained reply's calls, whole once its JSON closes; or, when it called nothing, the answer's stream.
+
+    The upstream stream is closed as soon as the reply is over, which stops a model that began
+    to repeat a call (its server stops generating when the stream is closed).
+    """
+    sent, reply = constrained_sent(request, support)
+    if reply is None:  # tool_choice "none": nothing to constrain
+        async for event in _opened(open_stream, sent):
+            yield event
+        return
+    held = ReplyFilter(reply)
+    events = _opened(open_stream, sent)
+    try:
+        async for event in events:
+            for out in held.feed(event):
+                yield out
+            if held.ended:
+                break
+    finally:
+        await _close(events)
+    written.text, written.constrained = held.text, held.found
+    if held.answer_due:
+        async for event in _opened(open_stream, answer_sent(request)):
+            yield held.answer_event(event)
+
+
+async def _close(events: AsyncIterator[StreamEvent]) -> None:
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()
