@@ -85,12 +85,12 @@ class Session:
 
     async def send(self, text: str) -> str:
         """Say `text`; return the reply's text (the reply, tool calls included, joins the history)."""
-        return (await self._exchange([self._user(text)], self.tools)).text
+        return (await self._turn([self._user(text)], self.tools)).text
 
     async def send_with_tools(self, text: str, tools: Sequence[ToolLike]) -> Response:
         """Say `text` offering `tools` (for this exchange and its tool results); return the reply."""
         self._turn_tools = list(tools)
-        return await self._exchange([self._user(text)], self._turn_tools)
+        return await self._turn([self._user(text)], self._turn_tools)
 
     async def send_tool_results(self, results: Sequence[ToolResult]) -> Response:
         """Answer every pending call; return the model's next reply.
@@ -101,7 +101,7 @@ class Session:
         """
         ordered = self._check_results(results)
         tools = self._turn_tools if self._turn_tools is not None else self.tools
-        return await self._exchange(list(ordered), tools)
+        return await self._turn(list(ordered), tools)
 
     async def send_streaming(self, text: str) -> AsyncIterator[StreamEvent]:
         """Say `text` and stream the reply; it joins the history when the stream's `Done` arrives."""
@@ -168,7 +168,7 @@ class Session:
         by_id = {r.tool_call_id: r for r in results}
         return [by_id[i] for i in pending]
 
-    async def _exchange(self, added: list[Message], tools: Sequence[ToolLike]) -> Response:
+    async def _turn(self, added: list[Message], tools: Sequence[ToolLike]) -> Response:
         self.messages.extend(added)
         try:
             request = self.client.build_request(self.messages, tools=tools or None)

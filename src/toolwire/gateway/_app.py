@@ -31,7 +31,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from toolwire.codecs.common.wire import dumps
 from toolwire.gateway._errors import GatewayError, classify
-from toolwire.gateway._exchange import Exchange, Start, serve_exchange
+from toolwire.gateway._forwarding import ClientRequest, Start, forward
 from toolwire.gateway._limits import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
@@ -100,7 +100,7 @@ class _Gateway:
         """Check the request, then serve it through an exchange."""
         started = time.perf_counter()
         try:
-            ex = await self._exchange(request, protocol, path_model)
+            ex = await self._client_request(request, protocol, path_model)
         except (GatewayError, RoutingError) as exc:
             error = classify(exc)
             _log(request, None, error.status, started)
@@ -114,7 +114,7 @@ class _Gateway:
             logger.debug("request body: %s", ex.raw.decode("utf-8", "replace"))
         return _ExchangeResponse(ex, request, started, self)
 
-    async def _exchange(self, request: Request, protocol: WireProtocol, path_model: str | None) -> Exchange:
+    async def _client_request(self, request: Request, protocol: WireProtocol, path_model: str | None) -> ClientRequest:
         if not self.authorized(request):
             raise GatewayError(401, "Missing or wrong gateway key: send one of TOOLWIRE_GATEWAY_KEYS as the API key.")
         raw = await read_body(request, self.limits)
@@ -126,7 +126,9 @@ class _Gateway:
             if not value.isascii():  # HTTP/1.1 clients send headers as ASCII, httpx2 included
                 raise GatewayError(400, f"The {name} header must be ASCII, got {value!r}.", field=name)
         stream = protocol.wants_stream(body, request.path_params.get("action"))
-        return Exchange(protocol=protocol, body=body, raw=raw, model=model, stream=stream, route=route, headers=headers)
+        return ClientRequest(
+            protocol=protocol, body=body, raw=raw, model=model, stream=stream, route=route, headers=headers
+        )
 
 
 def _parse_body(raw: bytes, protocol: WireProtocol) -> dict[str, Any]:
@@ -150,7 +152,7 @@ def _error_response(protocol: WireProtocol, error: GatewayError) -> JSONResponse
     return JSONResponse(protocol.error_body(error.status, error.message, error.field), error.status, headers)
 
 
-def _log(request: Request, ex: Exchange | None, status: int, started: float, hung_up: bool = False) -> None:
+def _log(request: Request, ex: ClientRequest | None, status: int, started: float, hung_up: bool = False) -> None:
     if not logger.isEnabledFor(logging.INFO):
         return
     ms = (time.perf_counter() - started) * 1000
@@ -180,7 +182,7 @@ def _log(request: Request, ex: Exchange | None, status: int, started: float, hun
 class _ExchangeResponse:
     """Runs an exchange as the reply, cancelling it when the client disconnects."""
 
-    def __init__(self, ex: Exchange, request: Request, started: float, gateway: _Gateway) -> None:
+    def __init__(self, ex: ClientRequest, request: Request, started: float, gateway: _Gateway) -> None:
         self.ex = ex
         self.request = request
         self.started = started
@@ -250,7 +252,7 @@ class _ExchangeResponse:
 
     async def _run(self, send: Send) -> None:
         try:
-            pieces = serve_exchange(self.ex)
+            pieces = forward(self.ex)
         except Exception as exc:  # building the route's client failed: a configuration problem
             await self._send_error(send, classify(exc))
             return
@@ -310,7 +312,7 @@ class _ExchangeResponse:
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-def _span_attributes(ex: Exchange) -> dict[str, Any]:
+def _span_attributes(ex: ClientRequest) -> dict[str, Any]:
     return {
         "toolwire.gateway.protocol": ex.protocol.name,
         "gen_ai.request.model": ex.model,

@@ -1,7 +1,7 @@
 """A translated stream: upstream neutral events in, the client protocol's framed bytes out.
 
 Each upstream event, as the tool-mode engine passes it on (`toolwire.toolmodes`), gets its
-provider context packed for the client (`_carrier`), is encoded by the client codec's
+provider context packed for the client (`_packed_context`), is encoded by the client codec's
 `stream_encoder()`, and is framed at once; nothing waits for the end of the reply. Imports
 codecs, the neutral types and the gateway's own tables.
 """
@@ -13,8 +13,8 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from toolwire.codecs import StreamEncoder, WireEvent, get_codec
-from toolwire.gateway._carrier import CARRIERS, pack_id, stream_reply
 from toolwire.gateway._namespaces import Namespaces, split_names
+from toolwire.gateway._packed_context import CARRIERS, pack_id, pack_stream_reply
 from toolwire.gateway._protocols import Protocol as WireProtocol
 from toolwire.gateway._protocols import frame
 from toolwire.types import Done, Response, StreamEvent, TextDelta, ToolCallDelta
@@ -137,7 +137,7 @@ class Relay:
         if response.usage is not None:
             self.tokens = (response.usage.input_tokens, response.usage.output_tokens)
         view = client_view(response, self.model, self.foreign)
-        reply, self._token, dropped = stream_reply(view, self.protocol.name, self.ids)
+        reply, self._token, dropped = pack_stream_reply(view, self.protocol.name, self.ids)
         self.dropped.extend(dropped)
         return self._plain(self.encoder.feed(Done(reply)))
 

@@ -1,4 +1,4 @@
-"""One client request served: passed through as bytes, or translated through the neutral format.
+"""One client request forwarded upstream: passed through as bytes, or translated through the neutral format.
 
 Both paths are async generators of `Start` (status and headers, exactly once, first) and then
 body bytes, so the HTTP layer sends the status only once the upstream has answered (an
@@ -7,10 +7,11 @@ upstream 429 becomes the client's 429) and every later piece as soon as it exist
 - Passthrough (client protocol = upstream protocol, `tool_mode = "native"`, no packed
   context in the body): the body goes upstream with only the model replaced, and the reply's
   bytes come back untouched, so fields toolwire does not model survive.
-- Translation: the client's codec decodes the body, packed context is restored
-  (`_carrier`), what the target cannot carry is dropped and named, the route's client sends
-  it, and the reply (or each stream event, through the client codec's `stream_encoder()`)
-  is encoded in the client's protocol.
+- Translation, read in order: the client's codec decodes the body, packed context is restored
+  (`_packed_context`) and what the target cannot carry is dropped and named; the route's
+  target is picked (`forward`, with fallback); the tool-mode engine (`toolwire.toolmodes`)
+  asks the target's client in the target's mode; the reply (or each stream event, through the
+  client codec's `stream_encoder()`) is encoded in the client's protocol.
 """
 
 from __future__ import annotations
@@ -29,15 +30,15 @@ from toolwire.codecs import StreamDecoder, get_codec
 from toolwire.codecs.common.degradations import collect_degradations
 from toolwire.codecs.common.wire import dumps
 from toolwire.errors import ToolwireError
-from toolwire.gateway._carrier import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._errors import GatewayError, classify
 from toolwire.gateway._namespaces import namespaced_tools, with_namespaces
+from toolwire.gateway._packed_context import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._protocols import Protocol, frame, usage_of
 from toolwire.gateway._relay import OpeningAhead, Relay, client_view
 from toolwire.gateway._routing import Route, RouteConfigError, Target
 from toolwire.types import Request, Response, StreamEvent, TextDelta
 
-__all__ = ["Exchange", "Start", "serve_exchange"]
+__all__ = ["ClientRequest", "Start", "forward"]
 
 logger = logging.getLogger("toolwire.gateway")
 _warned: set[tuple[str, str, str]] = set()
@@ -66,7 +67,7 @@ class Start:
 
 
 @dataclass(slots=True, kw_only=True)
-class Exchange:
+class ClientRequest:
     """One inbound request and what the log line says about it.
 
     Attributes:
@@ -77,7 +78,7 @@ class Exchange:
         stream: Whether the client asked for a stream.
         route: The route serving it.
         headers: Request headers to hand to a same-protocol upstream (`anthropic-beta`).
-        target: The route's target trying it now (the first one until `serve_exchange` picks).
+        target: The route's target trying it now (the first one until `forward` picks).
         fallback_left: Another target would take the request if this one failed now.
         fallbacks: The targets that failed before any byte went out, in order.
         failures: Every upstream failure while serving it: (target, status for the client).
@@ -121,7 +122,7 @@ class Exchange:
         )
 
 
-async def serve_exchange(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
+async def forward(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
     """The reply to one request: `Start`, then body bytes, from the first target that answers.
 
     A target that fails before the reply's status goes out (a connection error, a timeout, a
@@ -181,7 +182,7 @@ def _seconds(retry_after: str | None) -> float | None:
 # passthrough
 
 
-async def _passthrough(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
+async def _passthrough(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
     ex.mode = "passthrough"
     client = ex.upstream()
     body = ex.body | {"model": ex.target.target_model} if "model" in ex.body else ex.body
@@ -216,7 +217,7 @@ def _tokens(data: bytes) -> tuple[int | None, int | None]:
 # translation
 
 
-def _inbound(ex: Exchange, target: str) -> Request:
+def _inbound(ex: ClientRequest, target: str) -> Request:
     """The client's body as the neutral request the route's upstream gets."""
     if ex.protocol.name == "openai-responses" and ex.body.get("previous_response_id") is not None:
         raise GatewayError(
@@ -253,7 +254,7 @@ def _lost_fields(protocol: str, extra: dict[str, Any]) -> list[str]:
     return names
 
 
-async def _translate(ex: Exchange) -> AsyncGenerator[Start | bytes, None]:
+async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
     state = ex.target.modes
     ex.mode = "translate" if state.mode == "native" else f"translate+{state.mode}"
     client = ex.upstream()
@@ -300,7 +301,7 @@ async def _first(events: AsyncGenerator[StreamEvent, None]) -> StreamEvent:
         raise
 
 
-async def _whole_reply(ex: Exchange, response: Response) -> AsyncIterator[Start | bytes]:
+async def _whole_reply(ex: ClientRequest, response: Response) -> AsyncIterator[Start | bytes]:
     if response.usage is not None:
         ex.tokens = (response.usage.input_tokens, response.usage.output_tokens)
     response = with_namespaces(response, namespaced_tools(ex.protocol.name, ex.body))
@@ -314,13 +315,13 @@ async def _whole_reply(ex: Exchange, response: Response) -> AsyncIterator[Start 
     yield data
 
 
-def _unsendable(ex: Exchange, exc: ValueError) -> GatewayError:
+def _unsendable(ex: ClientRequest, exc: ValueError) -> GatewayError:
     return GatewayError(
         502, f"The upstream's reply cannot be sent as a {ex.protocol.name} reply ({exc}); retry, or ask the upstream."
     )
 
 
-def _headers(ex: Exchange, media_type: str) -> dict[str, str]:
+def _headers(ex: ClientRequest, media_type: str) -> dict[str, str]:
     headers = {"content-type": media_type}
     if ex.dropped:
         names = dict.fromkeys(ex.dropped)  # ordered, once each

@@ -63,8 +63,8 @@ __all__ = [
     "has_context",
     "pack_id",
     "pack_response",
+    "pack_stream_reply",
     "packed",
-    "stream_reply",
     "unpack_request",
 ]
 
@@ -183,7 +183,7 @@ def pack_response(response: Response, client: str) -> tuple[Response, list[str]]
     return replace(response, message=new), dropped
 
 
-def stream_reply(response: Response, client: str, ids: dict[str, str]) -> tuple[Response, str | None, list[str]]:
+def pack_stream_reply(response: Response, client: str, ids: dict[str, str]) -> tuple[Response, str | None, list[str]]:
     """The end of a stream: the reply for the client's encoder, a token to add, what was dropped.
 
     `ids` are the packed ids the calls already streamed with (`pack_id`); the token is the
