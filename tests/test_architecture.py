@@ -32,6 +32,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "http1": (5, "transport"),  # HTTP/1.1 on httptools under httpx2
     "connections": (5, "transport"),  # which of those carries the requests
     "client": (6, "client"),
+    "base_client": (6, "client"),  # BaseClient: the client contract written once over two methods
     "address": (6, "client"),  # where a provider:model is reached (connect_http, check_target)
     "providers": (6, "client"),
     "session": (6, "client"),

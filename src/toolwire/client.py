@@ -2,23 +2,20 @@
 
 A client pairs a codec (the wire format) with an `HttpTransport` (the HTTP) and a row of
 the provider table (URLs, auth, stream framing). Everything a provider differs in is a
-field of that table, not an `if` here. `BaseClient` holds what every client shares —
-sync twins, sessions, context managers — so `toolwire.testing.ScriptedModel` offers the
-same interface without a socket. Imports codecs and the transport, never httpx2 itself.
+field of that table, not an `if` here. `BaseClient` (`toolwire._base_client`, re-exported
+here) holds what every client shares — sync twins, sessions, context managers — so
+`toolwire.testing.ScriptedModel` offers the same interface without a socket. Imports codecs
+and the transport, never httpx2 itself.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import importlib
 import logging
-import threading
-from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractContextManager
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar, assert_never, cast
+from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 
 from toolwire._address import (
     PARAM_OPTIONS,
@@ -28,19 +25,17 @@ from toolwire._address import (
     resolve_address,
     secret_header_values,
 )
+from toolwire._base_client import BaseClient, build_request
 from toolwire._definitions import ToolLike, as_definitions
 from toolwire.codecs import Codec, StreamDecoder, get_codec, guarded
 from toolwire.codecs.common.wire import dumps
 from toolwire.errors import CodecError, ProviderError, StreamError, ToolwireError
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.schema import PORTABLE, SchemaSupport
-from toolwire.session import Session
 from toolwire.telemetry import ChatSpan, chat_span
 from toolwire.transport import END_OF_STREAM, HttpTransport, RetryPolicy, scrub_error
 from toolwire.types import (
     Done,
-    Message,
-    NamedToolChoice,
     Request,
     Response,
     StreamEvent,
@@ -50,12 +45,10 @@ from toolwire.types import (
     ThinkingPart,
     ToolCall,
     ToolCallDelta,
-    ToolChoice,
-    UserMessage,
 )
 
 if TYPE_CHECKING:
-    from toolwire.textcalls import ToolMode
+    pass
 
 logger = logging.getLogger("toolwire.client")
 
@@ -73,9 +66,7 @@ __all__ = [
 ]
 
 
-_T = TypeVar("_T")
 _E = TypeVar("_E", bound=ToolwireError)
-_STOP = object()
 
 
 def _load_codec(provider: Provider) -> Codec:
@@ -146,268 +137,6 @@ def connect_http(
         stream_url=address.stream_url,
         defaults={k: options[k] for k in PARAM_OPTIONS if k in options},
     )
-
-
-# the shared client interface
-
-
-class _Portal:
-    """A private event loop in a daemon thread, so sync twins work inside a running loop too.
-
-    One portal per client keeps the client's pooled connections on one loop across calls.
-    """
-
-    def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="toolwire-sync", daemon=True)
-        self._thread.start()
-
-    def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
-        if threading.current_thread() is self._thread:
-            coro.close()
-            raise RuntimeError("A toolwire sync method was called from its own worker loop; await the async method.")
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
-
-    def close(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
-
-
-async def _anext(iterator: AsyncIterator[_T]) -> _T | object:
-    try:
-        return await anext(iterator)
-    except StopAsyncIteration:
-        return _STOP
-
-
-def _as_messages(messages: str | Sequence[Message]) -> list[Message]:
-    return [UserMessage(content=messages)] if isinstance(messages, str) else list(messages)
-
-
-_CHOICES: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "required": "required"}
-
-
-def _as_choice(choice: ToolChoice | str | None) -> ToolChoice | None:
-    """A str other than auto/none/required names the one tool to force."""
-    if choice is None or isinstance(choice, NamedToolChoice):
-        return choice
-    return _CHOICES.get(choice) or NamedToolChoice(choice)
-
-
-def build_request(
-    model: str,
-    messages: str | Sequence[Message],
-    *,
-    tools: Sequence[ToolLike] | None = None,
-    tool_choice: ToolChoice | str | None = None,
-    stream: bool = False,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    parallel_tool_calls: bool | None = None,
-    extra: Mapping[str, Any] | None = None,
-) -> Request:
-    """The neutral `Request` for a call: a str is one user message, tools may be `Tool`s."""
-    return Request(
-        model=model,
-        messages=_as_messages(messages),
-        tools=as_definitions(tools),
-        tool_choice=_as_choice(tool_choice),
-        parallel_tool_calls=parallel_tool_calls,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        stream=stream,
-        extra=dict(extra or {}),
-    )
-
-
-class BaseClient(ABC):
-    """The interface every toolwire model client offers: async calls, sync twins, sessions.
-
-    Subclasses implement only `complete_request` and `stream_request` (a whole neutral
-    `Request` in, a reply or its events out); `complete`, `stream`, their sync twins and
-    `session` are written here once.
-
-    Attributes:
-        defaults: Call options (`max_tokens`, `temperature`, ...) every request starts from.
-    """
-
-    provider: str
-    model: str
-
-    def __init__(self) -> None:
-        self.defaults: dict[str, Any] = {}
-        self._portal: _Portal | None = None
-        self._portal_lock = threading.Lock()
-        self._on_close: list[Callable[[], None]] = []
-
-    def close_with(self, release: Callable[[], None]) -> None:
-        """Have `release` called (once) when the client closes: what it was built on, such as a local server."""
-        self._on_close.append(release)
-
-    async def complete(
-        self,
-        messages: str | Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        parallel_tool_calls: bool | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> Response:
-        """Ask for one reply to `messages`.
-
-        A str is one user message; a `tool_choice` str other than auto/none/required names the
-        tool to force.
-        """
-        request = self.build_request(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            parallel_tool_calls=parallel_tool_calls,
-            extra=extra,
-        )
-        return await self.complete_request(request)
-
-    async def stream(
-        self,
-        messages: str | Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        parallel_tool_calls: bool | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        """Stream one reply as events; the last event is exactly one `Done`. Arguments as `complete`."""
-        request = self.build_request(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            stream=True,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            parallel_tool_calls=parallel_tool_calls,
-            extra=extra,
-        )
-        async for event in self.stream_request(request):
-            yield event
-
-    @property
-    def schema_support(self) -> SchemaSupport:
-        """What the server's constrained decoding enforces of a JSON Schema (constrained tool mode).
-
-        `PORTABLE` unless the client knows its server (an HTTP client's codec profile says).
-        """
-        return PORTABLE
-
-    def build_request(
-        self,
-        messages: str | Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        stream: bool = False,
-        **params: Any,
-    ) -> Request:
-        """The neutral request a call would send (the client's defaults filled in)."""
-        merged = self.defaults | {k: v for k, v in params.items() if v is not None}
-        return build_request(self.model, messages, tools=tools, tool_choice=tool_choice, stream=stream, **merged)
-
-    @abstractmethod
-    async def complete_request(self, request: Request) -> Response:
-        """Send a whole neutral `Request` as it is (its `model` included) and return the reply.
-
-        For callers that already hold a whole request, such as the gateway translating one.
-        """
-
-    @abstractmethod
-    def stream_request(self, request: Request) -> AsyncIterator[StreamEvent]:
-        """Stream a whole neutral `Request` as it is; the last event is exactly one `Done`."""
-
-    def complete_sync(self, messages: str | Sequence[Message], **kwargs: Any) -> Response:
-        """`complete` for code without an event loop (also safe inside a running loop's thread)."""
-        return self.run_sync(self.complete(messages, **kwargs))
-
-    def stream_sync(self, messages: str | Sequence[Message], **kwargs: Any) -> Iterator[StreamEvent]:
-        """`stream` as a plain iterator."""
-        return self.iterate_sync(self.stream(messages, **kwargs))
-
-    def run_sync(self, coro: Coroutine[Any, Any, _T]) -> _T:
-        """Run a coroutine of this client to completion on the client's worker loop."""
-        with self._portal_lock:
-            if self._portal is None:
-                self._portal = _Portal()
-            portal = self._portal
-        return portal.run(coro)
-
-    def iterate_sync(self, iterator: AsyncIterator[_T]) -> Iterator[_T]:
-        """Drive an async iterator of this client from sync code, closing it when abandoned."""
-        try:
-            while True:
-                item = self.run_sync(_anext(iterator))
-                if item is _STOP:
-                    return
-                yield cast(_T, item)
-        finally:
-            aclose = getattr(iterator, "aclose", None)
-            if aclose is not None:
-                self.run_sync(aclose())
-
-    def session(
-        self, system: str | None = None, tools: Sequence[ToolLike] | None = None, tool_mode: ToolMode = "native"
-    ) -> Session:
-        """Start a stateful conversation (see `toolwire.session.Session`)."""
-        return Session(self, system=system, tools=tools, tool_mode=tool_mode)
-
-    async def _aclose_resources(self) -> None:
-        """Release what the subclass holds on the running loop (nothing by default)."""
-        return None
-
-    async def aclose(self) -> None:
-        """Close connections (those of the running loop and of the sync worker)."""
-        await self._aclose_resources()
-        portal, self._portal = self._portal, None
-        if portal is not None:
-            await asyncio.to_thread(self._close_portal, portal)
-        self._release()
-
-    def close(self) -> None:
-        """Close the connections the sync twins opened and stop their worker thread."""
-        portal, self._portal = self._portal, None
-        if portal is not None:
-            self._close_portal(portal)
-        self._release()
-
-    def _release(self) -> None:
-        releases, self._on_close = self._on_close, []
-        for release in releases:
-            release()
-
-    def _close_portal(self, portal: _Portal) -> None:
-        portal.run(self._aclose_resources())
-        portal.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.provider}:{self.model})"
 
 
 # the HTTP client
