@@ -31,6 +31,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "sse": (5, "transport"),  # server-sent events read from the body's bytes
     "http1": (5, "transport"),  # HTTP/1.1 on httptools under httpx2
     "connections": (5, "transport"),  # which of those carries the requests
+    "routes": (5, "routes"),  # what a gateway route declares (config and gateway read it)
     "client": (6, "client"),
     "base_client": (6, "client"),  # BaseClient: the client contract written once over two methods
     "address": (6, "client"),  # where a provider:model is reached (connect_http, check_target)

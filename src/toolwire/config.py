@@ -67,6 +67,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from toolwire.routes import STRATEGIES, RouteSettings, TargetSettings
+
 __all__ = [
     "CONFIG_NAME",
     "AgentSettings",
@@ -113,51 +115,6 @@ class AgentSettings:
     tool_mode: ToolMode = "auto"
     output_budget_chars: int | None = None
     system_prompt: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TargetSettings:
-    """One `[[route.targets]]` table: an upstream of a route with several.
-
-    Attributes:
-        target: `provider:model`, as `toolwire.connect` takes it.
-        base_url: The upstream's URL (default: the provider's own).
-        api_key_env: The environment variable holding the upstream key (default: the provider's).
-        tool_mode: `native`, `text`, `auto` or `constrained`, for this upstream.
-        weight: Its share of a `balance` route's traffic, relative to the others'.
-    """
-
-    target: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    tool_mode: ToolMode = "native"
-    weight: float = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class RouteSettings:
-    """One `[[route]]` table of the gateway (`toolwire serve`): where requests for a model go.
-
-    Attributes:
-        model: An fnmatch pattern over the model name the client asks for (`claude-*`).
-        target: `provider:model`, as `toolwire.connect` takes it (or `targets`, not both).
-        base_url: The upstream's URL (default: the provider's own).
-        api_key_env: The environment variable holding the upstream key (default: the provider's).
-        tool_mode: `native` (the upstream's tool API), `text` or `auto` (tools in the prompt),
-            `constrained` (the reply decoded under a JSON Schema built from the tools).
-        strategy: With `targets`: `fallback` (in order) or `balance` (by weight and load).
-        cooldown: Seconds a target that keeps failing rests (an upstream's `Retry-After` wins).
-        targets: Several upstreams (`[[route.targets]]`), instead of `target`.
-    """
-
-    model: str
-    target: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    tool_mode: ToolMode = "native"
-    strategy: Literal["fallback", "balance"] = "fallback"
-    cooldown: float = 30.0
-    targets: tuple[TargetSettings, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +221,7 @@ _TARGET: dict[str, tuple[_Check, str]] = {
     "api_key_env": _STR,
     "tool_mode": _MODE,
     "weight": (_is_positive_number, "a number > 0"),
+    "timeout": (_is_positive_number, "a number of seconds > 0"),
 }
 _ROUTE: dict[str, tuple[_Check, str]] = {
     "model": _STR,
@@ -271,10 +229,12 @@ _ROUTE: dict[str, tuple[_Check, str]] = {
     "base_url": _STR,
     "api_key_env": _STR,
     "tool_mode": _MODE,
-    "strategy": _one_of("fallback", "balance"),
+    "timeout": (_is_positive_number, "a number of seconds > 0"),
+    "strategy": _one_of(*STRATEGIES),
     "cooldown": (_is_positive_number, "a number of seconds > 0"),
     "targets": (_is_tables, "an array of tables ([[route.targets]])"),
 }
+_INHERITED = ("tool_mode", "timeout")
 _SECTIONS: dict[str, dict[str, tuple[_Check, str]]] = {
     "provider": {
         "name": _STR,
@@ -380,7 +340,8 @@ def _routes(tables: Any, path: Path) -> list[RouteSettings]:
             _check_keys(target, _TARGET, f"[[route.targets]] {index} of {label}", path)
             if "target" not in target:
                 raise ConfigError(f"[[route.targets]] {index} of {where} needs target.")
-            targets.append(TargetSettings(**{"tool_mode": table.get("tool_mode", "native"), **target}))
+            inherited = {k: table[k] for k in _INHERITED if k in table}  # the route's, unless the target says
+            targets.append(TargetSettings(**(inherited | target)))
         routes.append(RouteSettings(**(table | {"targets": tuple(targets)})))
     return routes
 

@@ -204,7 +204,7 @@ def test_route_tables_are_read_in_order(tmp_path: Path) -> None:
         (
             '[[route]]\nmodel = "x"\ntarget = "ollama:q"\nmode = "text"\n',
             "Unknown key 'mode' in [[route]] 1 of {path!r}; known: model, target, base_url, api_key_env, tool_mode, "
-            "strategy, cooldown, targets.",
+            "timeout, strategy, cooldown, targets.",
         ),
         (
             '[[route]]\nmodel = "x"\ntarget = "ollama:q"\ntool_mode = "json"\n',
@@ -219,3 +219,30 @@ def test_bad_route_tables_name_the_key_and_the_file(tmp_path: Path, text: str, m
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     assert str(caught.value) == message.format(path=str(path))
+
+
+def test_the_route_tables_accept_exactly_the_declared_fields() -> None:
+    from dataclasses import fields
+
+    from toolwire import config
+    from toolwire.routes import RouteSettings, TargetSettings
+
+    assert list(config._ROUTE) == [f.name for f in fields(RouteSettings)]
+    assert list(config._TARGET) == [f.name for f in fields(TargetSettings)]
+
+
+def test_a_route_timeout_reaches_its_targets(tmp_path: Path) -> None:
+    from toolwire.gateway import Router
+
+    path = tmp_path / "toolwire.toml"
+    path.write_text(
+        '[[route]]\nmodel = "one"\ntarget = "ollama:q"\ntimeout = 5\n'
+        '[[route]]\nmodel = "two"\ntool_mode = "text"\ntimeout = 7\n'
+        '[[route.targets]]\ntarget = "ollama:a"\n[[route.targets]]\ntarget = "ollama:b"\ntimeout = 9\n',
+        encoding="utf-8",
+    )
+    router = Router(load_config(path).routes)
+    assert [[(t.timeout, t.tool_mode) for t in r.targets] for r in router.routes] == [
+        [(5, "native")],
+        [(7, "text"), (9, "text")],
+    ]

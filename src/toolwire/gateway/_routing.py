@@ -1,7 +1,7 @@
 """Routes: which upstreams serve the model a client asks for, and one pooled client per target.
 
-A route is what a `[[route]]` table of `toolwire.toml` says (`toolwire.config.RouteSettings`
-has the same fields): an fnmatch pattern over the requested model and one target — or several
+A route is what a `[[route]]` table of `toolwire.toml` says (`toolwire.routes.RouteSettings`,
+which `Route` extends): an fnmatch pattern over the requested model and one target — or several
 (`[[route.targets]]`), tried in order (`strategy = "fallback"`) or shared by weight and load
 (`"balance"`). The first matching route wins. Each target builds its upstream client once, on
 first use, and keeps it (and so its connection pool) for the life of the app. A target that
@@ -16,13 +16,14 @@ import logging
 import os
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
 
 from toolwire.client import Client, check_target, connect_http
 from toolwire.errors import ToolwireError
 from toolwire.offline import SCRIPTED_PROVIDERS
-from toolwire.toolmodes import TOOL_MODES, ModeState, ToolMode
+from toolwire.routes import STRATEGIES, RouteSettings, Strategy, TargetSettings
+from toolwire.toolmodes import ModeState
 
 if TYPE_CHECKING:
     from toolwire.offline import OfflineModel
@@ -39,48 +40,17 @@ __all__ = [
     "TargetLike",
 ]
 
+TargetLike = TargetSettings
+"""A `[[route.targets]]` table (`toolwire.routes.TargetSettings`), or a `Target` (which is one)."""
+
 logger = logging.getLogger("toolwire.gateway")
 
-Strategy = Literal["fallback", "balance"]
-STRATEGIES: tuple[Strategy, ...] = ("fallback", "balance")
 FAILURES_BEFORE_REST = 3
 """Consecutive failures after which a target rests for the route's cool-down."""
 
 
-class TargetLike(Protocol):
-    """Anything shaped like a `[[route.targets]]` table (`toolwire.config.TargetSettings`)."""
-
-    @property
-    def target(self) -> str: ...
-    @property
-    def base_url(self) -> str | None: ...
-    @property
-    def api_key_env(self) -> str | None: ...
-    @property
-    def tool_mode(self) -> ToolMode: ...
-    @property
-    def weight(self) -> float: ...
-
-
-class RouteLike(Protocol):
-    """Anything shaped like a `[[route]]` table (`toolwire.config.RouteSettings`, `Route`)."""
-
-    @property
-    def model(self) -> str: ...
-    @property
-    def target(self) -> str | None: ...
-    @property
-    def base_url(self) -> str | None: ...
-    @property
-    def api_key_env(self) -> str | None: ...
-    @property
-    def tool_mode(self) -> ToolMode: ...
-    @property
-    def strategy(self) -> Strategy: ...
-    @property
-    def cooldown(self) -> float: ...
-    @property
-    def targets(self) -> Sequence[TargetLike]: ...
+RouteLike = RouteSettings
+"""A `[[route]]` table (`toolwire.routes.RouteSettings`), or a `Route` (which is one)."""
 
 
 _ROUTE_TERMS = (
@@ -99,30 +69,17 @@ class RouteConfigError(Exception):
 
 
 @dataclass(slots=True, eq=False)
-class Target:
-    """One upstream of a route, its client once built, and how it has been doing.
+class Target(TargetSettings):
+    """One upstream of a route: its settings (`toolwire.routes.TargetSettings`), its client, how it is doing.
 
     Attributes:
-        target: `provider:model` for `toolwire.connect`, or `scripted[-<wire>]:<name>` for the
-            offline scripted model (`toolwire.offline`, started in-process on first use).
-        base_url: The upstream URL (default: the provider's).
-        api_key_env: The variable holding the upstream key (default: the provider's own).
-        tool_mode: `native`, `text`, `auto` or `constrained`, as configured.
-        modes: The mode requests use now: `auto` turns into `text` for good when the upstream
+        modes: The tool mode requests use now: `auto` turns into `text` for good when the upstream
             refuses the `tools` parameter (`toolwire.toolmodes.refuses_tools`).
-        weight: Its share of a balanced route's traffic, relative to the other targets'.
-        timeout: Seconds to wait for the upstream to connect and for each read.
         in_flight: Requests it is serving now.
         failures: Failures in a row (reset by a success).
         resting_until: `time.monotonic()` before which it gets traffic only when no other can.
     """
 
-    target: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    tool_mode: ToolMode = "native"
-    weight: float = 1.0
-    timeout: float | None = 600.0
     in_flight: int = 0
     failures: int = 0
     resting_until: float = 0.0
@@ -131,11 +88,10 @@ class Target:
     _client: Client | None = field(default=None, repr=False)
     _offline: OfflineModel | None = field(default=None, repr=False)
 
+    __hash__ = object.__hash__  # one object per upstream, whatever its settings say
+
     def __post_init__(self) -> None:
-        if self.tool_mode not in TOOL_MODES:
-            raise ValueError(f"Target {self.target!r}: tool_mode must be one of {TOOL_MODES}, got {self.tool_mode!r}.")
-        if not self.weight > 0:
-            raise ValueError(f"Target {self.target!r}: weight must be a positive number, got {self.weight!r}.")
+        TargetSettings.__post_init__(self)
         self.modes = ModeState(self.tool_mode, owner=f"gateway target {self.target}")
 
     @property
@@ -236,34 +192,19 @@ class Target:
 
 
 @dataclass(slots=True, eq=False)
-class Route:
-    """One route: a model pattern and the targets that serve it.
-
-    A route with one target may name it directly (`target`, `base_url`, `api_key_env`,
-    `tool_mode`); with `targets`, those route-level fields are left unset.
+class Route(RouteSettings):
+    """One route (its settings: `toolwire.routes.RouteSettings`) and the targets that serve it.
 
     Attributes:
-        model: The fnmatch pattern over requested model names.
-        target: The first target's `provider:model` (set from `targets` when those are given).
-        strategy: `fallback` (targets in order, the next on failure) or `balance` (the least
-            busy by weight first, the others as fallbacks).
-        cooldown: Seconds a target that keeps failing rests (an upstream `Retry-After` wins).
-        targets: The upstreams, in order.
+        targets: The upstreams, in order (`target` names the first).
     """
 
-    model: str
-    target: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    tool_mode: ToolMode = "native"
-    timeout: float | None = 600.0
-    strategy: Strategy = "fallback"
-    cooldown: float = 30.0
     targets: list[Target] = field(default_factory=list)
 
+    __hash__ = object.__hash__
+
     def __post_init__(self) -> None:
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"Route {self.model!r}: strategy must be one of {STRATEGIES}, got {self.strategy!r}.")
+        RouteSettings.__post_init__(self)
         if self.targets and self.target is not None and self.target != self.targets[0].target:
             raise ValueError(f"Route {self.model!r}: give either target or targets, not both.")
         if not self.targets:
@@ -273,19 +214,13 @@ class Route:
         self.target = self.targets[0].target
 
     @classmethod
-    def of(cls, settings: RouteLike) -> Route:
+    def of(cls, settings: RouteSettings) -> Route:
         """A route from a `[[route]]` table."""
-        targets = [Target(t.target, t.base_url, t.api_key_env, t.tool_mode, t.weight) for t in settings.targets]
-        return cls(
-            model=settings.model,
-            target=None if targets else settings.target,
-            base_url=settings.base_url,
-            api_key_env=settings.api_key_env,
-            tool_mode=settings.tool_mode,
-            strategy=settings.strategy,
-            cooldown=settings.cooldown,
-            targets=targets,
-        )
+        if isinstance(settings, Route):
+            return settings
+        values = {f.name: getattr(settings, f.name) for f in fields(RouteSettings)}
+        targets = [_target_of(t) for t in settings.targets]
+        return cls(**values | {"target": None if targets else settings.target, "targets": targets})
 
     def candidates(self) -> list[Target]:
         """The targets to try for one request, in order: the chosen one first, resting ones last."""
@@ -301,6 +236,12 @@ class Route:
         """Close every target's upstream connections."""
         for target in self.targets:
             await target.aclose()
+
+
+def _target_of(settings: TargetSettings) -> Target:
+    if isinstance(settings, Target):
+        return settings
+    return Target(**{f.name: getattr(settings, f.name) for f in fields(TargetSettings)})
 
 
 def _pick(targets: list[Target]) -> Target:
@@ -323,7 +264,7 @@ class Router:
     """The routes in order; `find(model)` returns the first whose pattern matches."""
 
     def __init__(self, routes: Iterable[RouteLike]) -> None:
-        self.routes: list[Route] = [r if isinstance(r, Route) else Route.of(r) for r in routes]
+        self.routes: list[Route] = [Route.of(r) for r in routes]
 
     def find(self, model: str) -> Route:
         """The route for `model`.
