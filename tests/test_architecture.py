@@ -23,12 +23,8 @@ LAYERS: dict[str, tuple[int, str]] = {
     "tools": (3, "tools"),
     "textcalls": (3, "toolmodes"),
     "constrained": (3, "toolmodes"),
-    "transport": (4, "transport"),
-    "netio": (4, "transport"),  # httpx2's connections on asyncio transports
-    "secrets": (4, "transport"),  # credentials kept out of error text
-    "sse": (4, "transport"),  # server-sent events read from the body's bytes
-    "http1": (4, "transport"),  # HTTP/1.1 on httptools under httpx2
-    "connections": (4, "transport"),  # which of those carries the requests
+    "http": (4, "http"),
+    "transport": (4, "http"),  # kept for old imports: re-exports toolwire.http
     "client": (5, "client"),
     "address": (5, "client"),  # where a provider:model is reached (connect_http, check_target)
     "providers": (5, "client"),
@@ -173,12 +169,12 @@ def test_the_module_graph_has_no_cycle() -> None:
     assert cycles == []
 
 
-def test_only_transport_imports_httpx2_and_agent_never_imports_codecs() -> None:
+def test_only_the_http_layer_imports_httpx2_and_agent_never_imports_codecs() -> None:
     violations = []
     for path in _sources():
         name = _module_name(path)
         for imported in _imports(path):
-            if imported.split(".")[0] in ("httpx2", "httpcore2", "httpx") and _layer(name) != (4, "transport"):
+            if imported.split(".")[0] in ("httpx2", "httpcore2", "httpx") and _layer(name) != (4, "http"):
                 violations.append(f"{name} imports {imported}")
             if name.startswith("toolwire.agent") and imported.startswith("toolwire.codecs"):
                 violations.append(f"{name} imports {imported}")

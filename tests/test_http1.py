@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_netio import read_message, read_request, reply, server
-from toolwire._netio import asyncio_transport
+from toolwire.http._asyncio import asyncio_transport
 
 pytest.importorskip("httptools", reason="httptools (the serve extra) is not installed")
 
-from toolwire._http1 import Http1Transport
+from toolwire.http._http1 import Http1Transport
 
 
 @functools.cache

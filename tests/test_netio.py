@@ -18,7 +18,7 @@ import httpcore2
 import httpx2
 import pytest
 
-from toolwire._netio import AsyncioBackend, asyncio_transport
+from toolwire.http._asyncio import AsyncioBackend, asyncio_transport
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -76,7 +76,7 @@ def client(request: pytest.FixtureRequest) -> Client:
         limits = limits or httpx2.Limits(max_connections=10, max_keepalive_connections=5)
         transport: httpx2.AsyncBaseTransport = asyncio_transport(verify=verify, limits=limits)
         if request.param == "httptools":
-            from toolwire._http1 import Http1Transport
+            from toolwire.http._http1 import Http1Transport
 
             transport = Http1Transport(verify=verify, limits=limits, fallback=transport)
         return httpx2.AsyncClient(transport=transport, timeout=timeout)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from toolwire.transport import Framing
+from toolwire.http import Framing
 
 __all__ = ["PROVIDERS", "Provider"]
 

@@ -24,7 +24,7 @@ from typing import Any, cast
 import httptools
 import httpx2
 
-from toolwire._netio import FlowProtocol, connect_failure
+from toolwire.http._asyncio import FlowProtocol, connect_failure
 
 __all__ = ["Http1Transport"]
 

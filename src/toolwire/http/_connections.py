@@ -10,7 +10,7 @@ import urllib.request
 
 import httpx2
 
-from toolwire._netio import asyncio_transport
+from toolwire.http._asyncio import asyncio_transport
 
 __all__ = ["connections", "post_request"]
 
@@ -27,7 +27,7 @@ def connections(*, verify: ssl.SSLContext, limits: httpx2.Limits) -> httpx2.Asyn
         return None
     fallback = asyncio_transport(verify=verify, limits=limits)
     try:
-        from toolwire._http1 import Http1Transport
+        from toolwire.http._http1 import Http1Transport
     except ModuleNotFoundError as exc:
         if exc.name != "httptools":
             raise
