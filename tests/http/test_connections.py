@@ -127,7 +127,7 @@ def test_unknown_options_list_max_connections() -> None:
 
 
 async def test_a_proxy_named_in_the_environment_carries_the_requests(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.http.test_asyncio import read_message
+    from tests.http._loopback import read_message
     from toolwire import connect
 
     completion = {

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.http.test_asyncio import read_message, read_request, reply, server
+from tests.http._loopback import read_message, read_request, reply, server
 from toolwire.http._asyncio import asyncio_transport
 
 pytest.importorskip("httptools", reason="httptools (the serve extra) is not installed")
