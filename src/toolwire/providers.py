@@ -2,7 +2,7 @@
 
 `connect("name:model")` looks a provider up here; quirks of OpenAI-compatible servers are
 capability flags in the codec's profiles (`profile`), never `if` chains. Imports only the
-transport's `Framing` type and the standard library.
+http package's `Framing` type and the standard library.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Which httpx2 transport carries toolwire's requests to a provider, and the requests it carries.
 
-Imports only httpx2, toolwire's own transports and the standard library.
+Imports only httpx2, the http package's two transports (`_http1`, `_asyncio`) and the standard library.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@
 into pieces of JSON text (`_sse` splits server-sent events; NDJSON lines are split here), parses
 them, and holds the stream to the endpoint's idle timeout and deadline; its failures are the
 endpoint's `Failures`. A new framing (AWS event-stream, say) is a value of `Framing`, a decoder
-of its bytes in a module of its own beside `_sse`, and a reader here. Imports only the http
-package's own modules and the standard library (httpx2 inside the readers).
+of its bytes in a module of its own beside `_sse`, and a reader here. Imports only
+`toolwire.errors`, the http package's own modules and the standard library (httpx2 inside the readers).
 """
 
 from __future__ import annotations
