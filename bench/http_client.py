@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gw_procs
 
 from gateway import openai_body
-from toolwire._http1 import Http1Transport
-from toolwire._netio import asyncio_transport
-from toolwire.transport import _ssl_context
+from toolwire.http._asyncio import asyncio_transport
+from toolwire.http._http1 import Http1Transport
+from toolwire.http._transport import _ssl_context
 
 _PATH = "/v1/chat/completions"
 _HEADERS = {"authorization": "Bearer sk-bench-upstream", "content-type": "application/json"}

@@ -25,12 +25,8 @@ LAYERS: dict[str, tuple[int, str]] = {
     "textcalls": (4, "toolmodes"),
     "constrained": (4, "toolmodes"),
     "toolmodes": (4, "toolmodes"),  # the engine: one strategy per mode, for every caller
-    "transport": (5, "transport"),
-    "netio": (5, "transport"),  # httpx2's connections on asyncio transports
-    "secrets": (5, "transport"),  # credentials kept out of error text
-    "sse": (5, "transport"),  # server-sent events read from the body's bytes
-    "http1": (5, "transport"),  # HTTP/1.1 on httptools under httpx2
-    "connections": (5, "transport"),  # which of those carries the requests
+    "http": (5, "http"),
+    "transport": (5, "http"),  # kept for old imports: re-exports toolwire.http
     "routes": (5, "routes"),  # what a gateway route declares (config and gateway read it)
     "client": (6, "client"),
     "base_client": (6, "client"),  # BaseClient: the client contract written once over two methods
@@ -177,12 +173,12 @@ def test_the_module_graph_has_no_cycle() -> None:
     assert cycles == []
 
 
-def test_only_transport_imports_httpx2_and_agent_never_imports_codecs() -> None:
+def test_only_the_http_layer_imports_httpx2_and_agent_never_imports_codecs() -> None:
     violations = []
     for path in _sources():
         name = _module_name(path)
         for imported in _imports(path):
-            if imported.split(".")[0] in ("httpx2", "httpcore2", "httpx") and _layer(name) != (5, "transport"):
+            if imported.split(".")[0] in ("httpx2", "httpcore2", "httpx") and _layer(name) != (5, "http"):
                 violations.append(f"{name} imports {imported}")
             if name.startswith("toolwire.agent") and imported.startswith("toolwire.codecs"):
                 violations.append(f"{name} imports {imported}")

@@ -30,10 +30,10 @@ from toolwire._definitions import ToolLike, as_definitions
 from toolwire.codecs import Codec, StreamDecoder, get_codec, guarded
 from toolwire.codecs.common.wire import dumps
 from toolwire.errors import CodecError, ProviderError, StreamError, ToolwireError
+from toolwire.http import END_OF_STREAM, HttpTransport, RetryPolicy, scrub_error
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.schema import PORTABLE, SchemaSupport
 from toolwire.telemetry import ChatSpan, chat_span
-from toolwire.transport import END_OF_STREAM, HttpTransport, RetryPolicy, scrub_error
 from toolwire.types import (
     Done,
     Request,

@@ -2,7 +2,7 @@
 
 `connect("name:model")` looks a provider up here; quirks of OpenAI-compatible servers are
 capability flags in the codec's profiles (`profile`), never `if` chains. Imports only the
-transport's `Framing` type and the standard library.
+http package's `Framing` type and the standard library.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from toolwire.transport import Framing
+from toolwire.http import Framing
 
 __all__ = ["PROVIDERS", "Provider"]
 

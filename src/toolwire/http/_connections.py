@@ -1,6 +1,6 @@
 """Which httpx2 transport carries toolwire's requests to a provider, and the requests it carries.
 
-Imports only httpx2, toolwire's own transports and the standard library.
+Imports only httpx2, the http package's two transports (`_http1`, `_asyncio`) and the standard library.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import urllib.request
 
 import httpx2
 
-from toolwire._netio import asyncio_transport
+from toolwire.http._asyncio import asyncio_transport
 
 __all__ = ["connections", "post_request"]
 
@@ -27,7 +27,7 @@ def connections(*, verify: ssl.SSLContext, limits: httpx2.Limits) -> httpx2.Asyn
         return None
     fallback = asyncio_transport(verify=verify, limits=limits)
     try:
-        from toolwire._http1 import Http1Transport
+        from toolwire.http._http1 import Http1Transport
     except ModuleNotFoundError as exc:
         if exc.name != "httptools":
             raise

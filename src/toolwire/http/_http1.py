@@ -8,7 +8,7 @@ parses each arrival as it comes off the socket, so a response's head and body ar
 reader when it asks. The connection pool is toolwire's, with httpx2's `Limits`; requests it does
 not carry (HEAD, CONNECT, other schemes) go to the httpcore2 transport given as the fallback.
 
-Imports only httpx2, httptools and the standard library.
+Imports only httpx2, httptools, the asyncio backend's protocol (`_asyncio`) and the standard library.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, cast
 import httptools
 import httpx2
 
-from toolwire._netio import FlowProtocol, connect_failure
+from toolwire.http._asyncio import FlowProtocol, connect_failure
 
 __all__ = ["Http1Transport"]
 

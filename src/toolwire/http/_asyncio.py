@@ -12,7 +12,7 @@ transport asks for back-pressure), a read returns what has already arrived and w
 `asyncio.timeout`, only when nothing has. Errors are httpcore2's own types, so httpx2 maps them
 as it maps anyio's (`ConnectTimeout`, `ReadError`, ...).
 
-Where httptools is installed (the `serve` extra), `toolwire._http1` carries the requests and this
+Where httptools is installed (the `serve` extra), `toolwire.http._http1` carries the requests and this
 transport only what it hands on (HEAD, CONNECT); without httptools, it carries them all.
 
 Imports only httpcore2, httpx2 and the standard library.

@@ -20,8 +20,8 @@ from toolwire.errors import (
     TimeoutError,
     ToolwireError,
 )
+from toolwire.http import RetryPolicy, error_for_status, parse_retry_after
 from toolwire.testing import Delay, DropStream, ErrorReply, RawReply, ScriptedServer
-from toolwire.transport import RetryPolicy, error_for_status, parse_retry_after
 from toolwire.types import Done, TextDelta
 
 FAST = {"retry_base_delay": 0.001, "retry_max_delay": 0.005}

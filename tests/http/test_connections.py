@@ -127,7 +127,7 @@ def test_unknown_options_list_max_connections() -> None:
 
 
 async def test_a_proxy_named_in_the_environment_carries_the_requests(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.test_netio import read_message
+    from tests.http._loopback import read_message
     from toolwire import connect
 
     completion = {
@@ -169,13 +169,13 @@ def test_without_httptools_requests_go_through_httpcore2_on_asyncio(monkeypatch:
 
     import httpx2
 
-    from toolwire._connections import connections
+    from toolwire.http._connections import connections
     from toolwire.testing import ScriptedServer
 
     limits, verify = httpx2.Limits(max_connections=4), ssl.create_default_context()
     assert type(connections(verify=verify, limits=limits)).__name__ == "Http1Transport"
     monkeypatch.setitem(sys.modules, "httptools", None)  # `import httptools` fails, as without the serve extra
-    monkeypatch.delitem(sys.modules, "toolwire._http1", raising=False)
+    monkeypatch.delitem(sys.modules, "toolwire.http._http1", raising=False)
     assert type(connections(verify=verify, limits=limits)) is httpx2.AsyncHTTPTransport
     with ScriptedServer(["from httpcore2"]) as server, server.connect("openai:m") as client:
         assert client.complete_sync("hi").text == "from httpcore2"
@@ -192,7 +192,7 @@ _NAMES = ("Accept", "accept", "Authorization", "content-type", "anthropic-versio
 def test_a_post_request_is_the_one_httpx2_builds(headers: dict[str, str], content: bytes, cookie: bool) -> None:
     import httpx2
 
-    from toolwire._connections import post_request
+    from toolwire.http._connections import post_request
 
     pool = httpx2.AsyncClient(headers={"authorization": "Bearer k", "x-ab": "1"}, timeout=httpx2.Timeout(7))
     if cookie:

@@ -10,55 +10,15 @@ import asyncio
 import shutil
 import ssl
 import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import httpcore2
 import httpx2
 import pytest
 
-from toolwire._netio import AsyncioBackend, asyncio_transport
-
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
-
-@asynccontextmanager
-async def server(handler: Handler, tls: ssl.SSLContext | None = None) -> AsyncIterator[int]:
-    handling: set[asyncio.Task[None]] = set()
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        handling.add(asyncio.current_task())  # type: ignore[arg-type]
-        try:
-            await handler(reader, writer)
-        finally:
-            writer.close()
-
-    listening = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=tls)
-    try:
-        yield listening.sockets[0].getsockname()[1]
-    finally:
-        listening.close()
-        for task in handling:
-            task.cancel()
-        await asyncio.gather(*handling, return_exceptions=True)
-
-
-async def read_message(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
-    """One request's head and body (a `content-length` one, or none)."""
-    head = await reader.readuntil(b"\r\n\r\n")
-    lengths = [int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")]
-    length = lengths[0] if lengths else 0
-    return head, await reader.readexactly(length)
-
-
-async def read_request(reader: asyncio.StreamReader) -> bytes:
-    return (await read_message(reader))[1]
-
-
-def reply(body: bytes) -> bytes:
-    return b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
-
+from tests.http._loopback import read_request, reply, server
+from toolwire.http._asyncio import AsyncioBackend, asyncio_transport
 
 Client = Callable[..., httpx2.AsyncClient]
 
@@ -76,7 +36,7 @@ def client(request: pytest.FixtureRequest) -> Client:
         limits = limits or httpx2.Limits(max_connections=10, max_keepalive_connections=5)
         transport: httpx2.AsyncBaseTransport = asyncio_transport(verify=verify, limits=limits)
         if request.param == "httptools":
-            from toolwire._http1 import Http1Transport
+            from toolwire.http._http1 import Http1Transport
 
             transport = Http1Transport(verify=verify, limits=limits, fallback=transport)
         return httpx2.AsyncClient(transport=transport, timeout=timeout)

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire._sse import SseEventTooLarge, SseReader
+from toolwire.http._sse import SseEventTooLarge, SseReader
 
 _VALUE = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=12)
 _FIELD = st.one_of(

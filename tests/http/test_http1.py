@@ -2,7 +2,7 @@
 
 Each test's server writes its bytes by hand, so the framing under test (chunks, no length, 1xx,
 garbage, early closes) is exactly what the client meets. What both transports share is in
-tests/test_netio.py.
+tests/http/test_asyncio.py.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.test_netio import read_message, read_request, reply, server
-from toolwire._netio import asyncio_transport
+from tests.http._loopback import read_message, read_request, reply, server
+from toolwire.http._asyncio import asyncio_transport
 
 pytest.importorskip("httptools", reason="httptools (the serve extra) is not installed")
 
-from toolwire._http1 import Http1Transport
+from toolwire.http._http1 import Http1Transport
 
 
 @functools.cache

@@ -1,0 +1,105 @@
+"""When a failed request is sent again, and how long toolwire waits before it does.
+
+`RetryPolicy` is the caller's setting; `Attempt` counts one request's retries against it and
+the request's deadline; `parse_retry_after` reads the server's own wish. Which errors a retry
+follows is the transport's choice (a status from `retryable`, a connection that failed before
+any reply byte). Imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["MAX_RETRY_AFTER", "RETRY_STATUSES", "Attempt", "RetryPolicy", "parse_retry_after", "retryable"]
+
+logger = logging.getLogger("toolwire.transport")  # the name it had before the package: log settings name it
+
+RETRY_STATUSES = frozenset({408, 409, 429})
+"""The 4xx statuses worth retrying (a timeout, a conflict, a rate limit); every 5xx is too."""
+MAX_RETRY_AFTER = 60.0  # a longer Retry-After is treated as "give up", not as a sleep
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often and how long to wait before retrying a failed request.
+
+    Attributes:
+        max_retries: Retries after the first attempt (0 disables retrying).
+        base_delay: The first backoff delay in seconds; doubled on each retry.
+        max_delay: The cap on a backoff delay.
+    """
+
+    max_retries: int = 2
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number `attempt` (0-based), honouring the server's wish."""
+        if retry_after is not None and 0 <= retry_after <= MAX_RETRY_AFTER:
+            return retry_after
+        backoff = min(self.max_delay, self.base_delay * 2.0**attempt)
+        return backoff * (1 - 0.25 * random.random())  # jitter spreads clients that failed together
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Read `retry-after-ms` (OpenAI) or `Retry-After` (seconds or an HTTP date) in seconds."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def retryable(status: int) -> bool:
+    """Whether a reply with this error status is worth sending the request again for."""
+    return status in RETRY_STATUSES or status >= 500
+
+
+@dataclass(slots=True)
+class Attempt:
+    """Bookkeeping for one logical request across retries."""
+
+    policy: RetryPolicy
+    provider: str
+    ends_at: float | None = None
+    number: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    async def wait(self, reason: str, retry_after: float | None = None) -> bool:
+        """Sleep before the next retry; `False` when retries are exhausted or not worth waiting for.
+
+        A `Retry-After` longer than `MAX_RETRY_AFTER` gives up at once: sleeping minutes inside
+        one call helps nobody; the error carries the wait so the caller can schedule it. So does
+        a wait that would end after the request's deadline: sleeping into a `TimeoutError` would
+        lose the provider's error and its `retry_after`.
+        """
+        if self.number >= self.policy.max_retries:
+            return False
+        if retry_after is not None and retry_after > MAX_RETRY_AFTER:
+            return False
+        delay = self.policy.delay(self.number, retry_after)
+        if self.ends_at is not None and time.monotonic() + delay >= self.ends_at:
+            return False
+        logger.info("toolwire: retrying %s request in %.2fs after %s", self.provider, delay, reason)
+        self.number += 1
+        await asyncio.sleep(delay)
+        return True

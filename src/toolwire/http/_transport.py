@@ -1,0 +1,370 @@
+"""One provider endpoint's HTTP: a connection pool per event loop, requests sent with retries.
+
+`HttpTransport` posts JSON and hands back the parsed reply, a stream of frames (`_frames`), or
+the reply's bytes as they come (`RawReply`, for the gateway); an error status becomes the typed
+error `_failures` words for it, after the retries `_retries` allows. It knows nothing about any
+provider's body format. httpx2 is imported only when a transport is created, so `import toolwire`
+stays light. Imports only `toolwire.errors`, the JSON writer the codecs share, the http package's
+own modules and the standard library.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import functools
+import json
+import ssl
+import time
+import weakref
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from toolwire.codecs.common.wire import dumps
+from toolwire.errors import ProviderError, RateLimitError, ToolwireError
+from toolwire.http._failures import Failures, error_for_status, error_message, request_id_from
+from toolwire.http._frames import Frame, Framing, drain, read_frames
+from toolwire.http._retries import Attempt, RetryPolicy, parse_retry_after, retryable
+from toolwire.http._secrets import credential_parts, scrub_error
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["MAX_REPLY_BYTES", "HttpTransport", "RawReply"]
+
+_E = TypeVar("_E", bound=ToolwireError)
+
+MAX_REPLY_BYTES = 32 * 1024 * 1024
+"""The largest non-streamed reply body accepted; a longer one is refused before it is held whole."""
+_MAX_ERROR_BYTES = 1024 * 1024  # an error body is read this far: its message is at the start
+
+
+async def _read_at_most(response: httpx2.Response, limit: int) -> tuple[bytes, bool]:
+    """Up to `limit` bytes of the body, and whether that is all of it (a longer body is not read on)."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body.extend(chunk)
+        if len(body) > limit:
+            return bytes(body[:limit]), False
+    return bytes(body), True
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_url(url: str) -> httpx2.URL:
+    """`url` parsed once (httpx2.URL is immutable): parsing it costs ~40 µs of every request."""
+    import httpx2
+
+    return httpx2.URL(url)
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One verified TLS context per process: loading the CA bundle costs ~0.1 s per client otherwise."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
+
+
+class HttpTransport:
+    """One provider endpoint's HTTP: a connection pool per event loop, retries, typed errors.
+
+    Args:
+        provider: The provider name used in error messages.
+        headers: Headers sent with every request (auth included); never logged or put in errors.
+        secrets: Values to scrub from any error text (the API key, the bearer token).
+        timeout: Seconds for connecting, for each read, and between two events of a stream.
+        retry: The retry policy.
+        deadline: Seconds for the whole request, retries and streaming included (`None`: no cap).
+        max_connections: Connections open at once to this endpoint, idle ones kept for reuse
+            included (`None`: no cap, what a gateway needs for its concurrent streams). The
+            default is httpx's: 100 open, 20 kept idle.
+    """
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        headers: Mapping[str, str],
+        secrets: Iterable[str] = (),
+        timeout: float | None = 60.0,
+        retry: RetryPolicy | None = None,
+        deadline: float | None = None,
+        max_connections: int | None = 100,
+        address_hint: str = "OpenAI-compatible servers usually end in /v1, e.g. http://localhost:8000/v1",
+    ) -> None:
+        import httpx2  # noqa: F401 - fail early, at client creation, when httpx2 is missing
+
+        self.address_hint = address_hint
+        self.deadline = deadline
+        self.provider = provider
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        self._headers = dict(headers)
+        # `Bearer TOK` is scrubbed as `TOK` too: providers echo the bare token.
+        self._secrets = tuple(part for s in secrets if s for part in credential_parts(s))
+        self._max_connections = max_connections
+        # httpx2 pools are bound to the event loop that opened them; keep one per loop.
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx2.AsyncClient] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __repr__(self) -> str:
+        return f"HttpTransport(provider={self.provider!r})"
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The values scrubbed from errors (never shown)."""
+        return self._secrets
+
+    def _pool(self) -> httpx2.AsyncClient:
+        import httpx2
+
+        from toolwire.http._connections import connections
+
+        loop = asyncio.get_running_loop()
+        pool = self._pools.get(loop)
+        if pool is None or pool.is_closed:
+            most = self._max_connections
+            limits = httpx2.Limits(max_connections=most, max_keepalive_connections=20)
+            pool = httpx2.AsyncClient(
+                headers=self._headers,
+                timeout=httpx2.Timeout(self.timeout),
+                verify=_ssl_context(),
+                limits=limits,
+                transport=connections(verify=_ssl_context(), limits=limits),
+                trust_env=True,
+            )
+            self._pools[loop] = pool
+        return pool
+
+    async def aclose(self) -> None:
+        """Close the connection pool of the running event loop."""
+        pool = self._pools.pop(asyncio.get_running_loop(), None)
+        if pool is not None:
+            await pool.aclose()
+
+    def _fail(self, error: _E) -> _E:
+        return scrub_error(error, self._secrets)
+
+    @property
+    def _failures(self) -> Failures:
+        """How this endpoint's errors read, from its settings as they are now."""
+        return Failures(self.provider, self._secrets, self.timeout, self.deadline)
+
+    async def post_json(self, url: str, body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        """POST `body`; return the parsed JSON reply and the request id, retrying transient failures."""
+        import httpx2
+
+        async with self._overall() as ends_at, self._send(url, body, ends_at=ends_at) as response:
+            request_id = request_id_from(response.headers)
+            try:
+                raw = await self._read_reply(response, request_id)
+                data = json.loads(raw)
+            except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to parse
+                raise self._fail(
+                    ProviderError(
+                        f"{self.provider} answered with a body that is not JSON: {raw[:200]!r}; "
+                        "check base_url points at the provider's API.",
+                        provider=self.provider,
+                        status=response.status_code,
+                        request_id=request_id,
+                    )
+                ) from exc
+            except httpx2.HTTPError as exc:
+                raise self._fail(self._failures.transport_error(exc)) from exc
+        if not isinstance(data, dict):
+            raise self._fail(
+                ProviderError(
+                    f"{self.provider} answered with JSON that is not an object: {data!r:.200}.",
+                    provider=self.provider,
+                    request_id=request_id,
+                    body=data,
+                )
+            )
+        return data, request_id
+
+    @asynccontextmanager
+    async def stream(
+        self, url: str, body: dict[str, Any], framing: Framing
+    ) -> AsyncIterator[tuple[AsyncIterator[Frame], str | None]]:
+        """POST `body` and yield `(frames, request_id)`: parsed events, plus `END_OF_STREAM` for `[DONE]`.
+
+        Retries happen only while connecting and on an error status, before any event is read.
+        """
+        async with self._overall() as ends_at, self._send(url, body, stream=True, ends_at=ends_at) as response:
+            request_id = request_id_from(response.headers)
+            reader = read_frames(response, framing, self._failures, ends_at)
+            yield reader, request_id
+            await drain(reader)
+
+    @asynccontextmanager
+    async def forward(
+        self, url: str, content: bytes, *, stream: bool, headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[RawReply]:
+        """POST `content` as it is and hand back the reply's bytes as they arrive (for a proxy).
+
+        Error statuses raise the typed errors as `post_json` does (with the retry policy).
+        """
+        extra = {"content-type": "application/json"} | dict(headers or {})
+        response = await self._open(url, None, stream=stream, content=content, headers=extra)
+        try:
+            yield RawReply(self, response)
+        finally:
+            await response.aclose()
+
+    @asynccontextmanager
+    async def _overall(self) -> AsyncIterator[float | None]:
+        """The request's `deadline`, over retries and the whole stream; yields when it ends (monotonic).
+
+        The scope cancels only the task that opened the request; a stream read on from other
+        tasks (`stream_sync` reads each event in a task of its own) is held to the returned
+        end by the frame readers (`_frames`).
+        """
+        if self.deadline is None:
+            yield None
+            return
+        ends_at = time.monotonic() + self.deadline
+        scope = asyncio.timeout(self.deadline)
+        try:
+            async with scope:
+                yield ends_at
+        except builtins.TimeoutError:
+            if not scope.expired():
+                raise
+            raise self._failures.deadline_error() from None
+
+    @asynccontextmanager
+    async def _send(
+        self, url: str, body: dict[str, Any], *, stream: bool = False, ends_at: float | None = None
+    ) -> AsyncIterator[httpx2.Response]:
+        response = await self._open(url, body, stream=stream, ends_at=ends_at)
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+    async def _open(
+        self,
+        url: str,
+        body: dict[str, Any] | None,
+        *,
+        stream: bool,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        ends_at: float | None = None,
+    ) -> httpx2.Response:
+        """Send until a status below 400 arrives; the body is left unread for the caller."""
+        import httpx2
+
+        from toolwire.http._connections import post_request
+
+        attempt = Attempt(self.retry, self.provider, ends_at)
+        sent = dict(headers or {}) | ({"accept": "text/event-stream"} if stream else {})
+        if body is not None:  # written as the codecs write JSON: a lone surrogate goes as its \uXXXX escape
+            content, sent = dumps(body).encode(), {"content-type": "application/json"} | sent
+        while True:
+            pool = self._pool()
+            try:
+                request = post_request(pool, _parsed_url(url), content or b"", sent)
+                response = await pool.send(request, stream=True)
+            except (
+                httpx2.ConnectError,
+                httpx2.ConnectTimeout,
+                httpx2.PoolTimeout,
+                httpx2.RemoteProtocolError,
+                httpx2.ReadError,  # a reset before any byte of the reply: nothing was processed yet
+                httpx2.WriteError,
+            ) as exc:
+                if not await attempt.wait(type(exc).__name__):
+                    raise self._fail(self._failures.transport_error(exc)) from exc
+                continue
+            except httpx2.HTTPError as exc:
+                raise self._fail(self._failures.transport_error(exc)) from exc
+            if response.status_code < 400:
+                return response
+            try:
+                error = await self._status_error(response)
+            finally:
+                await response.aclose()
+            retry_after = parse_retry_after(response.headers)
+            if isinstance(error, RateLimitError):
+                error.retry_after = retry_after
+            if not (retryable(response.status_code) and await attempt.wait(f"HTTP {error.status}", retry_after)):
+                raise self._fail(error)
+
+    async def _read_reply(self, response: httpx2.Response, request_id: str | None) -> bytes:
+        """The whole reply body, refused once it passes `MAX_REPLY_BYTES` (memory stays bounded)."""
+        declared = response.headers.get("content-length", "")
+        raw, complete = b"", False
+        if not (declared.isdigit() and int(declared) > MAX_REPLY_BYTES):
+            raw, complete = await _read_at_most(response, MAX_REPLY_BYTES)
+        if complete:
+            return raw
+        raise self._fail(
+            ProviderError(
+                f"{self.provider} sent a reply larger than {MAX_REPLY_BYTES} bytes, which toolwire does not "
+                "hold in memory; ask for less (max_tokens=) or stream the reply.",
+                provider=self.provider,
+                status=response.status_code,
+                request_id=request_id,
+            )
+        )
+
+    async def _status_error(self, response: httpx2.Response) -> ToolwireError:
+        raw, _ = await _read_at_most(response, _MAX_ERROR_BYTES)
+        text = raw.decode("utf-8", "replace")
+        try:
+            body: Any = json.loads(text)
+        except (ValueError, RecursionError):
+            body = text or None
+        request_id = request_id_from(response.headers, body)
+        error = error_for_status(response.status_code, body, text, provider=self.provider, request_id=request_id)
+        if response.status_code == 404 and "model" not in error_message(body, text).lower():
+            error.message = (
+                f"{self.provider} answered HTTP 404 for POST {response.request.url}: "
+                f"{error_message(body, text)!r}; nothing is served at that address: check base_url "
+                f"({self.address_hint})."
+            )
+            error.args = (error.message,)
+        error.retry_after_header = response.headers.get("retry-after")
+        return error
+
+
+class RawReply:
+    """A successful reply handed on as bytes (`HttpTransport.forward`).
+
+    Attributes:
+        status: The HTTP status.
+        content_type: The reply's content type (`application/json` when it gave none).
+        request_id: The provider's request id, if the reply carried one.
+    """
+
+    def __init__(self, transport: HttpTransport, response: httpx2.Response) -> None:
+        self._transport = transport
+        self._response = response
+        self.status = response.status_code
+        self.content_type = response.headers.get("content-type", "application/json")
+        self.request_id = request_id_from(response.headers)
+
+    async def read(self) -> bytes:
+        """The whole body, refused (`ProviderError`) once it passes `MAX_REPLY_BYTES`."""
+        import httpx2
+
+        try:
+            return await self._transport._read_reply(self._response, self.request_id)
+        except httpx2.HTTPError as exc:
+            raise self._transport._fail(self._transport._failures.transport_error(exc)) from exc
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives; a cut connection raises `StreamError`."""
+        import httpx2
+
+        try:
+            async for chunk in self._response.aiter_bytes():
+                yield chunk
+        except httpx2.TimeoutException as exc:
+            raise self._transport._fail(self._transport._failures.transport_error(exc)) from exc
+        except httpx2.HTTPError as exc:
+            error = self._transport._failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")
+            raise self._transport._fail(error) from exc
