@@ -1,4 +1,4 @@
-"""Transport faults (issue 15.5): resets, stalls, long Retry-After, partial replies, caps, scrubbing."""
+"""Transport faults: resets, stalls, long Retry-After, partial replies, caps, scrubbing."""
 
 from __future__ import annotations
 
