@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test e2e e2e-server local-model lint bench bench-gateway bench-soak fuzz clean copilot-cli mcp-servers coding-agents
+.PHONY: demo docs test e2e e2e-server local-model lint bench bench-gateway bench-soak fuzz clean copilot-cli mcp-servers coding-agents
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +12,7 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.base
-	$(PY) -m pip install -q -e '.[dev,cli,serve,mcp]'
+	$(PY) -m pip install -q -e '.[dev,cli,serve,mcp,docs]'
 	# BFCL's questions and answers for toolwire eval and tests/evals: only its data files are read.
 	$(PY) -m pip install -q --no-deps bfcl-eval==2026.3.23
 	$(PY) -m pip install -q -e '.[ray]' || echo "Ray could not be installed here: the Ray batch tests will skip"
@@ -54,6 +54,11 @@ mcp-servers:
 coding-agents:
 	@sh tests/gateway/install_coding_agents.sh
 
+# The design and the API reference (docs/, mkdocs.yml) as a site in site/; any warning fails the
+# build (--strict), as it fails tests/test_docs.py. NO_MKDOCS_2_WARNING: mkdocs-material's notice.
+docs: $(VENV)/.dev
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check src tests
 	$(VENV)/bin/ruff format --check src tests
@@ -82,4 +87,4 @@ bench-soak: $(VENV)/.dev
 	$(PY) bench/gw_soak.py
 
 clean:
-	rm -rf $(VENV) .venv-e2e .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-e2e .pytest_cache .mypy_cache .ruff_cache site

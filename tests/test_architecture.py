@@ -1,4 +1,4 @@
-"""The layering in SPEC.md/STYLE.md, read from the imports with `ast`, plus the public surface."""
+"""The layering of docs/architecture.md, read from the imports with `ast`, plus the public surface."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ Three pure functions, one per provider dialect:
 - `anthropic_input_schema`: Anthropic `input_schema` (an object schema; everything else passes).
 - `gemini_schema`: Gemini's OpenAPI-3.0 `Schema` subset (`functionDeclarations[].parameters`).
 - `inline_refs`: every local `$ref` replaced by what it points to (Ollama, whose server silently
-  drops nested `$ref`s while decoding the schema into Go structs, PROVIDERS.md §2.5).
+  drops nested `$ref`s while decoding the schema into Go structs: docs/wire-formats.md, Ollama).
 - `SchemaSupport`: what one server's constrained-decoding engine enforces, as data (the
   codecs' server profiles name it; `toolwire.constrained.loosen` cuts a schema to it).
 
@@ -68,7 +68,7 @@ def _ref_name(ref: str) -> str:
 # OpenAI strict mode
 #
 # Rules from OpenAI's Structured Outputs guide and openai-python `lib/_pydantic.py`; rejected
-# keywords from pydantic-ai `_STRICT_INCOMPATIBLE_KEYS` (PROVIDERS.md §2.1).
+# keywords from pydantic-ai `_STRICT_INCOMPATIBLE_KEYS`.
 
 _STRICT_UNSUPPORTED = frozenset(
     {
@@ -301,7 +301,7 @@ def anthropic_input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
 
 # Gemini
 #
-# The `Schema` fields of google-genai `types.py` (PROVIDERS.md §2.4). Types are written in
+# The `Schema` fields of google-genai `types.py`. Types are written in
 # upper case: the proto enum names, which is what the SDK itself serialises and what both the
 # Developer API and Vertex accept.
 

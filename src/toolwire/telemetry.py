@@ -1,4 +1,4 @@
-"""OpenTelemetry spans after the GenAI semantic conventions (SPEC §9).
+"""OpenTelemetry spans after the GenAI semantic conventions.
 
 toolwire records, through `opentelemetry-api` only (extra `otel`):
 

@@ -238,7 +238,7 @@ class Request:
     `extra` holds provider options toolwire does not model. `extra_codec` names the codec they
     came from (set by `decode_request`): another codec leaves them out, since one provider's keys
     are noise or an error to another. The common sampling options (`top_p`, `stop`, `seed`,
-    `user`) are fields, so they reach every provider that has them (SPEC §2 maps them); one
+    `user`) are fields, so they reach every provider that has them (each in its own spelling); one
     that lacks an option leaves it out with a warning.
     """
 

@@ -1,4 +1,4 @@
-"""Each command's `--help` lists exactly the flags it takes, and the command reads every one of them (issue 20.10).
+"""Each command's `--help` lists exactly the flags it takes, and the command reads every one of them.
 
 The flags are read from the help text itself. That each is used is read from the code: the
 attributes of `settings` and `args` that the command's function reads, following the calls it

@@ -2,7 +2,7 @@
 
 A rich neutral conversation as a given provider would have produced it (its ids, its signed
 thinking, its opaque call metadata), the A → neutral → B → neutral pipeline, and the checks
-SPEC §2 asks of every conversion.
+docs/wire-formats.md asks of every conversion.
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def same_name_results_out_of_order(source: str) -> Request:
 
 
 def reused_ids() -> Request:
-    """`call_0` again in the next turn: Bedrock Mantle reuses ids per response (PROVIDERS bug 15)."""
+    """`call_0` again in the next turn: Bedrock Mantle reuses ids per response (pydantic-ai #6536)."""
     first = ToolCall(id="call_0", name="get_time", arguments={})
     second = ToolCall(id="call_0", name="get_weather", arguments={"city": "Oslo"})
     messages: list[Message] = [
@@ -280,7 +280,7 @@ def through(codec: str, form: Form) -> Form:
     """What a codec's own encode → decode round trip makes of a result (its documented normalizations)."""
     kind, value = form
     if kind == "data" and codec != "gemini":
-        # SPEC §2 table: `json(value)` as the result text; the wire has no data/text flag
+        # `json(value)` as the result text (docs/wire-formats.md); the wire has no data/text flag
         # (_anthropic docstring: "A `data` result comes back as a `text` result holding the same JSON text").
         return ("text", dumps(value))
     if kind != "multimodal":
@@ -289,7 +289,8 @@ def through(codec: str, form: Form) -> Form:
     images = [p for p in value if p[0] != "text"]
     match codec:
         case "openai":
-            # Tool messages hold text only; images follow in a user message (SPEC §2, codecs/openai/messages.py).
+            # Tool messages hold text only; images follow in a user message (docs/wire-formats.md, OpenAI Chat
+            # Completions).
             return ("multimodal", [p for p in value if p[0] == "text"] + images)
         case "gemini":
             # One `response.output` string (texts joined by newlines), images as functionResponse.parts.
@@ -315,10 +316,10 @@ def results_of(request: Request) -> list[ToolResult]:
     return [m for m in request.messages if isinstance(m, ToolResult)]
 
 
-# Target bodies: the wire rules of SPEC §2
+# Target bodies: the wire rules of docs/wire-formats.md
 
 ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
-OPENAI_MAX_ID = 40  # "string_above_max_length" above 40 characters (PROVIDERS.md §2.1)
+OPENAI_MAX_ID = 40  # "string_above_max_length" above 40 characters (docs/wire-formats.md)
 
 
 def opaque_tokens(source: str) -> list[str]:

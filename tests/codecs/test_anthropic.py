@@ -1,4 +1,4 @@
-"""The anthropic codec: golden bodies, the SPEC tables, thinking, ids, streams, error payloads."""
+"""The anthropic codec: golden bodies, the mapping tables, thinking, ids, streams, error payloads."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The decoding boundary (issue 15): bad input decodes or raises CodecError naming the field."""
+"""The decoding boundary: bad input decodes or raises CodecError naming the field."""
 
 from __future__ import annotations
 

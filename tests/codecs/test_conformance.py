@@ -1,4 +1,4 @@
-"""One conformance suite for every codec: the rules of SPEC §2 that hold whatever the provider.
+"""One conformance suite for every codec: the rules of docs/wire-formats.md that hold whatever the provider.
 
 Per-provider details (exact bodies, tables) live in `test_<codec>.py`; this file checks the
 properties: request round trips, reply round trips, stream == non-stream for every fixture pair,
@@ -30,7 +30,7 @@ def _available(name: str) -> bool:
 
 
 AVAILABLE = [c for c in CODECS if _available(c)]
-# End markers that are events of their own: the decoder emits Done itself (SPEC §2).
+# End markers that are events of their own: the decoder emits Done itself (docs/wire-formats.md).
 SELF_ENDING = {"anthropic", "ollama", "openai-responses"}
 
 

@@ -1,4 +1,4 @@
-"""Cross-provider conversion: every ordered pair of codecs (issue 3 item 4, SPEC §2).
+"""Cross-provider conversion: every ordered pair of codecs (docs/wire-formats.md).
 
 A conversation as provider A produced it is encoded by A, decoded by A, re-encoded by B and
 decoded by B. Each check below runs once per ordered pair (A, B): calls, pairing, result content
@@ -100,10 +100,11 @@ def test_wire_pairs_and_ids_are_valid_for_the_target(source: str, target: str) -
     if target == "openai":
         assert all(len(i) <= OPENAI_MAX_ID for i in ids)
     if target == "gemini":
-        # Ids are echoed only when Gemini issued them (PROVIDERS bug 5): none of these calls came from Gemini.
+        # Ids are echoed only when Gemini issued them (docs/wire-formats.md, Gemini): none of these calls came
+        # from Gemini.
         parts = [p for c in body["contents"] for p in c["parts"]]
         assert not [p for p in parts if "id" in p.get("functionCall", p.get("functionResponse", {}))]
-        # Function responses never share a content with user text (PROVIDERS bug 6).
+        # Function responses never share a content with user text (docs/wire-formats.md, Gemini).
         for content in body["contents"]:
             kinds = {"functionResponse" in p for p in content["parts"]}
             assert len(kinds) == 1

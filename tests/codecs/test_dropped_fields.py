@@ -1,4 +1,4 @@
-"""Nothing is named dropped that was sent, and nothing is dropped unnamed (issue 20.3).
+"""Nothing is named dropped that was sent, and nothing is dropped unnamed.
 
 Every neutral request field, from every codec's body to every other codec's: the conversion
 reports a field as dropped (a degradation key, or the guard's "left out ... options" warning)

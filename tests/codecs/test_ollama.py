@@ -275,7 +275,7 @@ def test_image_urls_are_sent_as_text_with_one_warning(caplog: pytest.LogCaptureF
     assert len(caplog.records) == 1 and "ImagePart(data=...)" in caplog.records[0].getMessage()
 
 
-# Tool choice (SPEC table: auto default, none omits tools, required warns, named sends one tool)
+# Tool choice (docs/wire-formats.md, Ollama: auto default, none omits tools, required warns, named sends one tool)
 
 
 def choice_body(codec: OllamaCodec, **kwargs: Any) -> dict[str, Any]:

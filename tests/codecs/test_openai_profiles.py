@@ -1,4 +1,4 @@
-"""The server profiles that real servers need (issue 22): bodies as sent, refusals before sending, streams."""
+"""The server profiles that real servers need: bodies as sent, refusals before sending, streams."""
 
 from __future__ import annotations
 

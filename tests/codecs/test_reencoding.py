@@ -1,4 +1,4 @@
-"""What any decoder accepts, every encoder writes again, or the decoder refuses it (issue 21.7).
+"""What any decoder accepts, every encoder writes again, or the decoder refuses it.
 
 A gateway decodes with the client's codec and encodes with the upstream's (and back): a value
 a decoder let through must not crash another codec's encoder with a `TypeError`, a bare

@@ -1,4 +1,4 @@
-"""The linear JSON repairer (issue 21.6): valid JSON unchanged, the usual breakages read as meant."""
+"""The linear JSON repairer: valid JSON unchanged, the usual breakages read as meant."""
 
 from __future__ import annotations
 

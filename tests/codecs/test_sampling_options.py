@@ -1,4 +1,4 @@
-"""The common sampling options cross providers in each one's own spelling (issue 11.1).
+"""The common sampling options cross providers in each one's own spelling.
 
 `top_p`, `stop`, `seed` and `user` are neutral fields; a provider without one leaves it out
 and says so once; options toolwire does not model (`n`, `logprobs`) go back only to the

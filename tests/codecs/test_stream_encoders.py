@@ -117,7 +117,7 @@ def interleaved_streams(draw: st.DrawFn, reply: Response) -> list[StreamEvent]:
 
     Within each run of consecutive calls, every call keeps its own order and headers come in
     index order, but a later call's header and fragments may arrive before an earlier call's
-    arguments are complete (PROVIDERS.md §2.1; seen from OpenAI-compatible servers).
+    arguments are complete (docs/wire-formats.md, OpenAI Chat Completions; seen from OpenAI-compatible servers).
     """
     events = draw(neutral_streams(reply))
     out: list[StreamEvent] = []
@@ -180,7 +180,7 @@ def _late_pieces(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_an_interleaved_second_call_waits_for_the_first_in_a_responses_stream() -> None:
-    """Issue 20.1's chunks: call 0 id+name, `{"ci`, call 1 id+name, `ty": "Paris"}`, call 1's args."""
+    """Interleaved chunks: call 0 id+name, `{"ci`, call 1 id+name, `ty": "Paris"}`, call 1's args."""
     first = ToolCall(id="call_a", name="get_weather", arguments={"city": "Paris"})
     second = ToolCall(id="call_b", name="get_time", arguments={"tz": "CET"})
     reply = Response(message=AssistantMessage(parts=[first, second]), stop_reason=StopReason.TOOL_USE, id="resp_1")

@@ -1,4 +1,4 @@
-"""A large broken argument string from an upstream is repaired without holding the gateway (issue 21.6).
+"""A large broken argument string from an upstream is repaired without holding the gateway.
 
 The upstream is a hand-written Ollama server that sends one tool call whose arguments are a
 60 KB Python-dict string (single quotes, `True`/`None`, a trailing comma, raw newlines), then

@@ -1,4 +1,4 @@
-"""`x-toolwire-dropped` names only what did not reach the upstream (issue 20.3)."""
+"""`x-toolwire-dropped` names only what did not reach the upstream."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A gateway request is one SERVER span, with the upstream's `chat` span under it (SPEC §9)."""
+"""A gateway request is one SERVER span, with the upstream's `chat` span under it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The gateway under hostile traffic (issue 21.1-21.5): deep and huge bodies, slow clients, bad upstream replies."""
+"""The gateway under hostile traffic: deep and huge bodies, slow clients, bad upstream replies."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Parallel calls whose fragments interleave upstream reach every SDK client whole (issue 20.1).
+"""Parallel calls whose fragments interleave upstream reach every SDK client whole.
 
 An OpenAI-compatible upstream may send call 1's header before the rest of call 0's arguments:
 deltas are keyed by `index`, not ordered. The gateway holds call 1 back until call 0's JSON is

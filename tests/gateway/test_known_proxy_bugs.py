@@ -1,4 +1,4 @@
-"""The failures other tool-calling proxies shipped (issue 12's list), each checked on the wire.
+"""The failures other tool-calling proxies shipped, each checked on the wire.
 
 Upstream streams are written by hand (`RawReply`) in the shapes that broke them; the client
 side reads the gateway's raw SSE, so an extra empty block or a missing delta is visible.

@@ -1,4 +1,4 @@
-"""MCP against servers and clients that misbehave (issue 21.16-21.19): stalls, broken schemas, bad requests."""
+"""MCP against servers and clients that misbehave: stalls, broken schemas, bad requests."""
 
 from __future__ import annotations
 

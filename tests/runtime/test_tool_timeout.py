@@ -1,4 +1,4 @@
-"""Per-tool time limits: a tool that never returns cannot hang the run (issue 15.7)."""
+"""Per-tool time limits: a tool that never returns cannot hang the run."""
 
 from __future__ import annotations
 

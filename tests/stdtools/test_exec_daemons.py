@@ -1,4 +1,4 @@
-"""`exec` stops every process a command starts, daemons that redirect their output included (issue 21.13)."""
+"""`exec` stops every process a command starts, daemons that redirect their output included."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The file tools under hostile input: catastrophic patterns, FIFOs, binary and huge files, and
-directories swapped for symlinks while the tools run (issue 15, items 9 to 11)."""
+directories swapped for symlinks while the tools run."""
 
 from __future__ import annotations
 

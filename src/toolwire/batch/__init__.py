@@ -1,4 +1,4 @@
-"""Batch runs (SPEC §8): many agent tasks, bounded concurrency, resumable output, Ray scale-out.
+"""Batch runs: many agent tasks, bounded concurrency, resumable output, Ray scale-out.
 
 - `read_tasks(path)` reads a JSONL task file lazily (bad lines come back as `BadLine`).
 - `run_batch(tasks, make_agent, concurrency=16)` runs them and yields `TaskResult`s as they finish.

@@ -23,7 +23,7 @@ __all__ = ["ResultFile", "TaskResult"]
 
 @dataclass(slots=True)
 class TaskResult:
-    """One result line (SPEC §8); `error` is set when the task could not finish."""
+    """One result line; `error` is set when the task could not finish."""
 
     id: str
     text: str

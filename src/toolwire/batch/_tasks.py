@@ -25,7 +25,7 @@ _OPTIONAL: dict[str, tuple[type, ...]] = {
 
 @dataclass(frozen=True, slots=True)
 class Task:
-    """One agent run of a batch (SPEC §8).
+    """One agent run of a batch.
 
     Besides the prompt, a task may name its own system prompt, model, standard tools, tool-turn
     limit and root folder; unknown keys are kept in `extra`.

@@ -7,7 +7,7 @@ object or `{"tool_calls": [...]}` are read too (not counted as parsed), anything
 
 Each call's arguments are validated against its tool's own schema; a call that fails carries
 `metadata["arguments_error"]`, so the agent answers the model with an error result instead of
-running the tool (SPEC §2's rule for undecodable arguments). A list ends before its first
+running the tool (the rule for unreadable arguments, docs/wire-formats.md). A list ends before its first
 repeated call (same tool, same arguments: the model is looping, `_repeats`), which also reads a
 reply the token limit cut during the loop as whole; in the other shapes a repeated call is kept
 once. Running the same call twice is never what was asked.

@@ -1,4 +1,4 @@
-"""Tools from Model Context Protocol servers, and toolwire's standard tools served as one (SPEC §7).
+"""Tools from Model Context Protocol servers, and toolwire's standard tools served as one.
 
 ```python
 from toolwire.mcp import MCPServer

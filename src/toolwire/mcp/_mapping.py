@@ -1,6 +1,6 @@
 """MCP tools and results in toolwire's terms: one MCP tool becomes one ordinary `Tool`.
 
-The mapping of SPEC §7: `inputSchema` becomes the tool's parameters (the codecs adapt it per
+The mapping: `inputSchema` becomes the tool's parameters (the codecs adapt it per
 provider through `toolwire.schema`, as for any tool); `readOnlyHint: true` gives risk `low`,
 anything else `high`; a `CallToolResult` becomes a `text`, `data`, `multimodal` or `error`
 result, capped by `_cap` (the whole kept in the run's tool-output cache). Names that clash

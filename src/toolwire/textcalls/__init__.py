@@ -2,7 +2,7 @@
 
 `render_tool_prompt(tools)` describes the tools and toolwire's `TOOL_CALL: {...}` format for
 the system prompt; `parse_tool_calls(text, tools)` reads calls back out of a reply, in that
-format or in any of the formats open models emit (PROVIDERS.md §2.7); `to_text_messages` and
+format or in any of the formats open models emit (docs/tool-modes.md, text); `to_text_messages` and
 `calls_from_text` implement the `text`/`auto` tool modes over a neutral conversation.
 
 This package imports only `toolwire.types`, `toolwire.codecs.common` and the standard

@@ -1,6 +1,6 @@
 """Explicit-marker formats whose calls are JSON: toolwire's own, Hermes, Mistral, Llama 3, Granite.
 
-Shapes (PROVIDERS.md §2.7):
+Shapes (docs/tool-modes.md, text):
 
 - toolwire: `TOOL_CALL: {"name": ..., "args": {...}}`, one per line (what `render_tool_prompt` asks for).
 - Hermes / Qwen 2.5 / xLAM: `<tool_call>{"name": ..., "arguments": {...} or "<json>"}</tool_call>`; the

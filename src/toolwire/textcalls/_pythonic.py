@@ -2,7 +2,7 @@
 
 Used by Llama 3.2 small models and Llama 4 (`<|python_start|>...<|python_end|>`), ToolACE, and
 Olmo 3 (`<function_calls>` with one call per line, JSON `true`/`false`/`null` allowed) — see
-PROVIDERS.md §2.7. Only keyword arguments with literal values are accepted; anything else
+docs/tool-modes.md, text. Only keyword arguments with literal values are accepted; anything else
 (a variable, an expression, a positional argument) means the text is code, not a call.
 """
 

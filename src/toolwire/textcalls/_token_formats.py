@@ -1,6 +1,6 @@
 """Formats built from special tokens: DeepSeek V3/V3.1, Kimi K2 and gpt-oss Harmony.
 
-Shapes (PROVIDERS.md §2.7):
+Shapes (docs/tool-modes.md, text):
 
 - DeepSeek V3 / R1-0528: `<|tool▁calls▁begin|><|tool▁call▁begin|>function<|tool▁sep|>name`
   + a ```` ```json ```` fenced object + `<|tool▁call▁end|><|tool▁calls▁end|>`; V3.1 writes

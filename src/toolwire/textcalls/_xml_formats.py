@@ -1,6 +1,6 @@
 r"""XML-ish formats whose argument values are raw text: Qwen3-Coder and GLM-4.5.
 
-Shapes (PROVIDERS.md §2.7):
+Shapes (docs/tool-modes.md, text):
 
 - Qwen3-Coder / Seed-OSS: `<tool_call><function=name><parameter=p>value</parameter></function></tool_call>`.
   As in vLLM's `qwen3coder_tool_parser`, one newline on each side of a value belongs to the

@@ -1,6 +1,6 @@
 """Anthropic Messages API codec (`POST /v1/messages`, `anthropic-version: 2023-06-01`).
 
-Owns every Anthropic quirk (PROVIDERS.md §2.3): top-level `system`, required `max_tokens`, tool
+Owns every Anthropic quirk (docs/wire-formats.md, Anthropic): top-level `system`, required `max_tokens`, tool
 results first in the next user message, thinking replayed with its signature, ids limited to
 `^[a-zA-Z0-9_-]+$`, the block-indexed stream. Rooms: `requests` (bodies both ways),
 `replies`, `stream_decoder`, `stream_encoder`.

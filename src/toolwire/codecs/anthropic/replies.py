@@ -136,7 +136,7 @@ def build_response(message: AssistantMessage, raw: Any, usage: Any, model: Any, 
 def neutral_stop_reason(raw: Any, has_calls: bool) -> StopReason:
     """The neutral stop reason; calls are recognised by presence, a truncated or refused turn stays visible."""
     reason = _STOP_REASONS.get(raw, StopReason.OTHER) if isinstance(raw, str) else StopReason.OTHER
-    # Calls are recognised by presence (SPEC §2), but a truncated or refused turn stays visible.
+    # Calls are recognised by presence (docs/wire-formats.md), but a truncated or refused turn stays visible.
     if has_calls and reason in (StopReason.END_TURN, StopReason.OTHER):
         return StopReason.TOOL_USE
     return reason

@@ -102,7 +102,7 @@ def _kept(block: dict[str, Any], kind: str) -> dict[str, Any]:
 
 
 def dropped(what: str, value: Any, where: str = "") -> None:
-    """Log once that a `what` named `value` has no neutral form (SPEC §2: degrade visibly).
+    """Log once that a `what` named `value` has no neutral form: it degrades visibly (docs/wire-formats.md).
 
     The key (`anthropic:document`, `anthropic:image.cache_control`) is what a gateway names in
     its `x-toolwire-dropped` header.
@@ -348,7 +348,7 @@ def encode_request(request: Request) -> dict[str, Any]:
     system, messages = _split_system(request.model, request.messages)
     if system:
         body["system"] = "\n\n".join(system)
-    # Ids must match ^[a-zA-Z0-9_-]+$ and be unique across the conversation (PROVIDERS.md §2.3).
+    # Ids must match ^[a-zA-Z0-9_-]+$ and be unique across the conversation (docs/wire-formats.md, Anthropic).
     body["messages"] = _encode_messages(unique_call_ids(messages, _wire_id))
     if request.tools:
         body["tools"] = [_encode_tool(t) for t in request.tools]
@@ -452,7 +452,7 @@ def _append(
     wire: list[dict[str, Any]], role: str, content: str | list[dict[str, Any]], *, result: bool = False
 ) -> None:
     # Roles alternate, so content of the same role joins the last message; but every tool_result
-    # must come first in the very next user message (PROVIDERS.md §2.3): results join only results.
+    # must come first in the very next user message (docs/wire-formats.md, Anthropic): results join only results.
     last = wire[-1] if wire else None
     if last is None or last["role"] != role or (result and not _only_results(last["content"])):
         wire.append({"role": role, "content": content})

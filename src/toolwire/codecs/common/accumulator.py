@@ -1,7 +1,7 @@
 """The stream accumulator: provider deltas in, one ordered `AssistantMessage` out.
 
 Every stream decoder feeds it text, thinking and call fragments keyed by index; it copes with
-the index quirks SPEC §2 lists (a new id on a used index starts a new call).
+the index quirks of docs/wire-formats.md (a new id on a used index starts a new call).
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def results_in_call_order(messages: list[Message]) -> list[Message]:
 def unique_call_ids(messages: list[Message], wire_id: Callable[[str], str]) -> list[Message]:
     """The conversation with call ids made acceptable (`wire_id`) and unique, results rewritten to match.
 
-    Some servers reuse ids across responses (Bedrock Mantle's `call_0`, PROVIDERS.md bug 15) or
+    Some servers reuse ids across responses (Bedrock Mantle's `call_0`, pydantic-ai #6536) or
     within one; providers that require unique ids (Anthropic: "tool_use ids must be unique")
     would reject such a history. A repeated id gets a deterministic `_t<message index>` suffix,
     and each result follows the call it answers in its turn. Unchanged messages are reused.

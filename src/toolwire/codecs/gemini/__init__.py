@@ -1,6 +1,6 @@
 """Gemini codec: the `generateContent` body shared by the Gemini API (`v1beta`) and Vertex AI.
 
-Owns every Gemini quirk (PROVIDERS.md §2.4): `contents` with roles `user`/`model` only, a
+Owns every Gemini quirk (docs/wire-formats.md, Gemini): `contents` with roles `user`/`model` only, a
 history that starts with a user turn, `systemInstruction`, one `functionDeclarations` tool,
 `toolConfig.functionCallingConfig` sent only with tools, tool results as `functionResponse`
 parts grouped in one `user` content (never beside user text, as many as the turn's calls),

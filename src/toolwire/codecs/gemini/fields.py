@@ -147,7 +147,7 @@ def decode_usage(usage: dict[str, Any]) -> Usage:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     candidates, thoughts = count("candidatesTokenCount"), count("thoughtsTokenCount")
-    # SPEC: output_tokens counts everything generated, reasoning included (candidates + thoughts).
+    # output_tokens counts everything generated, reasoning included (candidates + thoughts): docs/wire-formats.md.
     output = None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
     return Usage(
         input_tokens=count("promptTokenCount"),

@@ -1,4 +1,4 @@
-"""`generateContent` request bodies, both ways: every Gemini request quirk (PROVIDERS.md §2.4)."""
+"""`generateContent` request bodies, both ways: every Gemini request quirk (docs/wire-formats.md, Gemini)."""
 
 from __future__ import annotations
 
@@ -450,7 +450,7 @@ def _decode_tool_choice(config: Any, warn: Warn) -> ToolChoice | None:
         return None
     mode, names = calling.get("mode"), calling.get("allowedFunctionNames")
     if mode == "VALIDATED":
-        # AUTO plus schema adherence enforced by the API (PROVIDERS.md §2.4): the model still
+        # AUTO plus schema adherence enforced by the API (docs/wire-formats.md, Gemini): the model still
         # chooses, so it reads as `auto`; the enforcement itself reaches Gemini only (extra).
         warn(
             f"{NAME}:VALIDATED",

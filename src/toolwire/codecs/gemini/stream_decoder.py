@@ -66,7 +66,7 @@ class GeminiStreamDecoder:
 
     Text and thought pieces continue the open part of their kind until a piece carries a
     `thoughtSignature`: the signature attaches to that part and closes it, so a signed part is
-    never merged with what follows (PROVIDERS §2.4). Calls arrive whole, except Vertex AI's
+    never merged with what follows (docs/wire-formats.md, Gemini). Calls arrive whole, except Vertex AI's
     `partialArgs` pieces, which are assembled by JSON Path.
     """
 

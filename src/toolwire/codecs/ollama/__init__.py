@@ -1,6 +1,6 @@
 """Ollama native chat codec (`POST /api/chat`, the NDJSON API of ollama/ollama `api/types.go`).
 
-Owns the Ollama quirks (PROVIDERS.md §2.5): `stream` defaults to true on the server, so it is
+Owns the Ollama quirks (docs/wire-formats.md, Ollama): `stream` defaults to true on the server, so it is
 always sent; there is no `tool_choice` and no parallel switch (degraded with one warning per
 codec instance); tool results link back by `tool_name`, not by id; arguments are objects; tool
 calls arrive whole in a stream; a tool turn ends with `done_reason: "stop"`. Rooms:
@@ -44,7 +44,7 @@ class OllamaCodec:
 
     name: str = NAME
     schema_support: SchemaSupport = PORTABLE
-    """What `format` (a JSON Schema) enforces. Its server drops nested `$ref`s (PROVIDERS.md §2.5):
+    """What `format` (a JSON Schema) enforces. Its server drops nested `$ref`s (docs/wire-formats.md, Ollama):
     toolwire writes them out in every schema it sends."""
 
     def __init__(self) -> None:

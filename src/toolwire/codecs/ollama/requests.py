@@ -83,7 +83,7 @@ def encode_request(request: Request, warned: set[str]) -> dict[str, Any]:
 
 
 def _select_tools(request: Request, warned: set[str]) -> list[ToolDefinition]:
-    """Apply the SPEC tool-choice table: Ollama has no `tool_choice` at all."""
+    """The tools sent for the tool choice (docs/wire-formats.md, Ollama): Ollama has no `tool_choice` at all."""
     if request.parallel_tool_calls is False:
         warn_once(_logger, warned, "parallel", "ollama has no parallel_tool_calls switch; False is ignored.")
     choice = request.tool_choice
@@ -121,7 +121,7 @@ def _encode_tool(tool: ToolDefinition) -> dict[str, Any]:
     function: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
         function["description"] = tool.description
-    # Ollama's server drops nested `$ref`s while decoding the schema (PROVIDERS.md §2.5): inline them.
+    # Ollama's server drops nested `$ref`s while decoding the schema (docs/wire-formats.md, Ollama): inline them.
     function["parameters"] = inline_refs(tool.parameters) if tool.parameters is not None else dict(_EMPTY_PARAMETERS)
     return {"type": "function", "function": function}
 

@@ -25,7 +25,7 @@ _warned: set[str] = set()  # request decoding warnings (encoding ones are per co
 
 _CHOICES: tuple[Literal["auto", "none", "required"], ...] = ("auto", "none", "required")
 _MAX_TOKENS_FIELDS = ("max_completion_tokens", "max_tokens")
-_STREAM_OPTIONS = {"include_usage": True}  # SPEC §2: streams always ask for usage
+_STREAM_OPTIONS = {"include_usage": True}  # streams always ask for usage (docs/wire-formats.md)
 
 
 class ChatRequests:

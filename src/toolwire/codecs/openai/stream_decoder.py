@@ -149,8 +149,8 @@ class OpenAIStreamDecoder:
         if isinstance(index, int) and not isinstance(index, bool):
             self._last_key = index
         elif (call_id is not None and call_id != self._acc.call_id(self._last_key)) or self._last_key is None:
-            # Gemini's compat endpoint omits the index (PROVIDERS.md §2.6): a new id is a new
-            # call, a fragment without one continues the last call.
+            # Gemini's compat endpoint omits the index (docs/wire-formats.md, OpenAI Chat Completions):
+            # a new id is a new call, a fragment without one continues the last call.
             self._last_key = ("unindexed", self._calls)
         return self._last_key
 

@@ -15,7 +15,7 @@ Shapes (openai-python `types/responses/*`):
   logged once. Unknown input items are skipped, logged once by type.
 - Reasoning is replayed statelessly: a `ThinkingPart` from this codec goes back as the
   `reasoning` item it came from (id, summary, `encrypted_content`) in its original position,
-  because the API pairs each reasoning item with the item that followed it (PROVIDERS bug 16).
+  because the API pairs each reasoning item with the item that followed it (docs/wire-formats.md, OpenAI Responses).
   Asking for that content is the caller's choice, through `Request.extra`:
   `{"store": False, "include": ["reasoning.encrypted_content"]}`.
 - Item ids (`msg_…`, `fc_…`, `rs_…`) are kept in metadata and sent back only when known,

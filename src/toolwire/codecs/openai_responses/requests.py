@@ -143,7 +143,7 @@ def _output(result: ToolResult) -> str | list[dict[str, Any]]:
         case "error":
             return error_payload(result.value)
         case "multimodal":
-            # Unlike Chat Completions, a function_call_output may hold images (PROVIDERS §2.2).
+            # Unlike Chat Completions, a function_call_output may hold images (docs/wire-formats.md, OpenAI Responses).
             return [_encode_content(p) for p in result.value]
         case _:
             assert_never(result.kind)

@@ -34,7 +34,7 @@ __all__ = ["ResponsesStreamDecoder"]
 
 
 class ResponsesStreamDecoder:
-    """Reads Responses stream events; everything is keyed by item id (PROVIDERS §2.2).
+    """Reads Responses stream events; everything is keyed by item id (docs/wire-formats.md, OpenAI Responses).
 
     Argument deltas name their call by `item_id`, never `call_id`. Completed items in
     `response.output_item.done` are authoritative: they carry the full `encrypted_content`
