@@ -18,10 +18,12 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 Prepare = Callable[[], Any] | None
 Work = Callable[[Any], Any]
+ROOT = Path(__file__).resolve().parent.parent  # entry points run from here as `python -m bench.FOLDER.NAME`
 
 
 @dataclass
@@ -133,16 +135,16 @@ def child_memory(spec: RowSpec) -> dict[str, Any]:
     return {"rss_mb": before / 1024, "peak_mb": peak / 1024, "delta_mb": (peak - before) / 1024}
 
 
-def memory_in_child(bench: str, row: str, timeout: float = 300) -> dict[str, Any]:
-    """Run `run.py --child-memory BENCH ROW` and return what it printed (or an error)."""
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run.py")
+def memory_in_child(module: str, bench: str, row: str, timeout: float = 300) -> dict[str, Any]:
+    """Run `python -m MODULE --child-memory BENCH ROW` from the root and return what it printed (or an error)."""
     try:
         proc = subprocess.run(
-            [sys.executable, script, "--child-memory", bench, row],
+            [sys.executable, "-m", module, "--child-memory", bench, row],
             capture_output=True,
             text=True,
             timeout=timeout,
             check=False,
+            cwd=ROOT,
         )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}

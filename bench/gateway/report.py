@@ -1,4 +1,4 @@
-"""Tables and targets of bench/gateway.py (Markdown, like bench/run.py's)."""
+"""Tables and targets of bench/gateway/vs_litellm.py (Markdown, like bench/micro/vs_peers.py's)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """How long broken tool arguments take to repair: the linear `repair_json` against json-repair.
 
-    .venv/bin/python bench/argument_repair.py [--json-repair-max-kb 20]
+    .venv/bin/python -m bench.micro.argument_repair [--json-repair-max-kb 20]
 
 One row per breakage and size; times are the median of 5 runs of `parse_arguments` (which tries
 the linear repairer first) and, up to `--json-repair-max-kb`, of `json_repair.loads` alone
-(what parse_arguments called before issue 21.6; it is far from linear, so larger sizes are left
-out). Every row checks that the repaired value is the one meant.
+(what parse_arguments called before it had a repairer of its own; it is far from linear, so
+larger sizes are left out). Every row checks that the repaired value is the one meant.
 """
 
 from __future__ import annotations
