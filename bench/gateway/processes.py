@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+from bench.harness import free_port, reset_peak, status_kb
 
 ROOT = Path(__file__).resolve().parents[2]
 LITELLM = ROOT / "bench" / ".litellm-venv" / "bin" / "litellm"
@@ -87,12 +88,6 @@ model_list:
 """
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Proc:
     """A server process on a port; `stop()` ends it (and its children) by its process group."""
 
@@ -135,7 +130,7 @@ class Proc:
     def reset_peak(self) -> None:
         for pid in self.pids():
             try:
-                Path(f"/proc/{pid}/clear_refs").write_text("5")
+                reset_peak(pid)
             except OSError:
                 pass
 
@@ -144,9 +139,7 @@ class Proc:
         total = 0
         for pid in self.pids():
             try:
-                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                    if line.startswith(key + ":"):
-                        total += int(line.split()[1])
+                total += status_kb(key, pid)
             except OSError:
                 continue
         return total / 1024

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench import harness
 from bench.gateway import processes
 from bench.gateway.wire import Conn, Reply
 
@@ -238,17 +239,7 @@ async def _stats(port: int) -> dict[str, int]:
 
 
 def _versions() -> str:
-    import importlib.metadata as meta
-
-    def version(name: str) -> str:
-        try:
-            return meta.version(name)
-        except meta.PackageNotFoundError:
-            return "not installed"
-
-    listed = ", ".join(
-        f"{p} {version(p)}" for p in ("toolwire", "starlette", "uvicorn", "uvloop", "httptools", "httpx2")
-    )
+    listed = harness.versions(("toolwire", "starlette", "uvicorn", "uvloop", "httptools", "httpx2"))
     return (
         f"Python {platform.python_version()} on {platform.machine()}, {len(os.sched_getaffinity(0))} CPUs. "
         f"{listed}, litellm {processes.litellm_version()}."

@@ -43,7 +43,7 @@ async def measure(tool: Tool, arguments: dict[str, Any], calls: int, ctx: ToolCo
     for _ in range(calls // 10):
         await asyncio.gather(*(tool.execute_raw(arguments, ctx) for _ in range(10)))
     rate = (calls // 10 * 10) / (time.perf_counter() - start)
-    p95 = statistics.quantiles(one, n=20)[-1]
+    p95 = harness.percentile(one, 0.95)
     return f"median {statistics.median(one) * 1e3:7.3f} ms  p95 {p95 * 1e3:7.3f} ms  {rate:8.0f} calls/s (10 at once)"
 
 

@@ -22,7 +22,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 from bench import harness
@@ -87,16 +86,6 @@ GROUPS = {
     "text": ["text"],
     "cache": ["cache"],
 }
-
-
-def _versions() -> str:
-    found = []
-    for name in PACKAGES:
-        try:
-            found.append(f"{name} {metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            found.append(f"{name} (not installed)")
-    return ", ".join(found)
 
 
 def _spec(bench: str, row: str) -> RowSpec:
@@ -256,7 +245,7 @@ def main() -> int:
     started = time.perf_counter()
     print(
         f"# toolwire benchmarks\n\nPython {platform.python_version()} on {platform.machine()}, "
-        f"{os.cpu_count()} CPUs. {_versions()}.\n"
+        f"{os.cpu_count()} CPUs. {harness.versions(PACKAGES)}.\n"
     )
     results: dict[str, list[Row]] = {}
     for group in args.only.split(","):
