@@ -73,18 +73,18 @@ fuzz: $(VENV)/.dev
 
 # Benchmarks side by side with the peers (LiteLLM, Pydantic AI, LangChain, OpenAI Agents) in their own venv.
 bench:
-	PYTHON=$(PYTHON) bash bench/setup_peers.sh
-	bench/.venv-peers/bin/python bench/run.py
+	PYTHON=$(PYTHON) bash bench/micro/setup_peers.sh
+	bench/.venv-peers/bin/python -m bench.micro.vs_peers
 
 # The gateway (toolwire serve) against LiteLLM's proxy; LiteLLM lives in bench/.litellm-venv only.
 bench-gateway: $(VENV)/.dev
 	$(PY) -m pip install -q -e '.[serve]'
-	PYTHON=$(PYTHON) bash bench/setup_litellm.sh
-	$(PY) bench/gateway.py
+	PYTHON=$(PYTHON) bash bench/gateway/setup_litellm.sh
+	$(PY) -m bench.gateway.vs_litellm
 
 # A bounded soak of toolwire serve under hostile traffic (loopback only, about 2 minutes).
 bench-soak: $(VENV)/.dev
-	$(PY) bench/gw_soak.py
+	$(PY) -m bench.gateway.soak
 
 clean:
 	rm -rf $(VENV) .venv-e2e .pytest_cache .mypy_cache .ruff_cache site

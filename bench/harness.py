@@ -1,7 +1,10 @@
-"""Timing, memory and table printing shared by every benchmark (stdlib only).
+"""Timing, percentiles, memory, ports, versions and Markdown tables shared by every benchmark (stdlib only).
 
-A benchmark is a list of `RowSpec`s. `make()` imports what the row needs and builds its inputs
-(never timed); it returns `(prepare, run)`: `prepare()` makes a fresh input for one repetition
+The peers' interpreter imports it too (bench/micro), so it needs nothing beyond the standard library.
+Entry points run from the repository's root as `python -m bench.FOLDER.NAME`; `ROOT` is that root.
+
+A table of rows (bench/micro) is a list of `RowSpec`s. `make()` imports what the row needs and
+builds its inputs (never timed); it returns `(prepare, run)`: `prepare()` makes a fresh input for one repetition
 (untimed, may be `None`), `run(input)` is the timed work. A row whose `make()` raises, or whose
 result fails the benchmark's check, is shown as "n/a" with the reason, and the run goes on.
 """
@@ -11,14 +14,19 @@ from __future__ import annotations
 import gc
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
 
 Prepare = Callable[[], Any] | None
 Work = Callable[[Any], Any]
@@ -101,15 +109,20 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:120]}{where}"
 
 
-# memory: run one row in a fresh interpreter and read its peak RSS (VmHWM) around the work
+# memory: peak RSS (VmHWM) from /proc, reset through clear_refs so a peak is one test's own
 
 
-def _status_kb(key: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key):
-                return int(line.split()[1])
+def status_kb(key: str, pid: int | str = "self") -> int:
+    """One `/proc/PID/status` figure in kB (`VmRSS`, `VmHWM`); 0 when absent. OSError when the process is gone."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
     return 0
+
+
+def reset_peak(pid: int | str = "self") -> None:
+    """Reset the process's VmHWM to its current RSS (Linux >= 4.0); OSError where that is refused."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
 
 
 def child_memory(spec: RowSpec) -> dict[str, Any]:
@@ -121,28 +134,27 @@ def child_memory(spec: RowSpec) -> dict[str, Any]:
     prepare, work = spec.make()
     arg = prepare() if prepare else None
     gc.collect()
-    before = _status_kb("VmRSS")
+    before = status_kb("VmRSS")
     try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
+        reset_peak()
     except OSError:
         return {"error": "cannot reset the peak RSS (/proc/self/clear_refs)"}
     result = work(arg)
-    peak = _status_kb("VmHWM")
+    peak = status_kb("VmHWM")
     del result
     return {"rss_mb": before / 1024, "peak_mb": peak / 1024, "delta_mb": (peak - before) / 1024}
 
 
-def memory_in_child(bench: str, row: str, timeout: float = 300) -> dict[str, Any]:
-    """Run `run.py --child-memory BENCH ROW` and return what it printed (or an error)."""
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run.py")
+def memory_in_child(module: str, bench: str, row: str, timeout: float = 300) -> dict[str, Any]:
+    """Run `python -m MODULE --child-memory BENCH ROW` from the root and return what it printed (or an error)."""
     try:
         proc = subprocess.run(
-            [sys.executable, script, "--child-memory", bench, row],
+            [sys.executable, "-m", module, "--child-memory", bench, row],
             capture_output=True,
             text=True,
             timeout=timeout,
             check=False,
+            cwd=ROOT,
         )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
@@ -152,6 +164,43 @@ def memory_in_child(bench: str, row: str, timeout: float = 300) -> dict[str, Any
         return {"error": tail[:160]}
     result: dict[str, Any] = json.loads(lines[-1])
     return result
+
+
+# plain timing, percentiles, the machine
+
+
+def median_ms(work: Callable[[], Any], runs: int = 5) -> float:
+    """The median wall time of `runs` calls of `work`, in ms (no warm-up, no collection between)."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        work()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank `q` quantile (0.5: p50, 0.99: p99) of `values`."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def free_port() -> int:
+    """A loopback port free now (a server started next binds it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def versions(packages: Sequence[str]) -> str:
+    """`name version` of each installed distribution, `name (not installed)` for the others."""
+    found = []
+    for name in packages:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{name} (not installed)")
+    return ", ".join(found)
 
 
 # tables
@@ -171,6 +220,17 @@ def _ratio(a: float, b: float) -> str:
     return f"{r:.2f}\u00d7" if r < 10 else f"{r:,.1f}\u00d7"
 
 
+def markdown_table(header: list[str], rows: list[list[str]], *, numbers: bool = False) -> str:
+    """A Markdown table padded to its widest cells; with `numbers`, every column after the first aligned right."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        pairs = enumerate(zip(cells, widths, strict=True))
+        return "| " + " | ".join(c.rjust(w) if numbers and i else c.ljust(w) for i, (c, w) in pairs) + " |"
+
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+
+
 def render(title: str, rows: list[Row], *, floor: str | None = "floor", baseline: str | None = "toolwire") -> str:
     """One table: median/min/max in ms, ratio to the floor and to the toolwire row, extra columns."""
     by_name = {r.name: r for r in rows}
@@ -185,11 +245,7 @@ def render(title: str, rows: list[Row], *, floor: str | None = "floor", baseline
             continue
         ratios = [_ratio(r.median, ref.median) if ref and ref.ok else "n/a" for _, ref in refs]
         table.append([r.name, _ms(r.median), _ms(min(r.times)), _ms(max(r.times)), *ratios, *extras])
-    widths = [max(len(head[i]), *(len(row[i]) for row in table)) for i in range(len(head))]
-    fmt = "| " + " | ".join(f"{{:<{w}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths)) + " |"
-    lines = [f"### {title}", "", fmt.format(*head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
-    lines += [fmt.format(*row) for row in table]
-    lines.append("")
+    lines = [f"### {title}", "", markdown_table(head, table, numbers=True), ""]
     for r in rows:
         note = f" — n/a: {r.note}" if not r.ok else (f" — {r.note}" if r.note else "")
         reps = f" ({len(r.times)} runs)" if r.ok else ""

@@ -248,7 +248,7 @@ def test_the_layers_form_no_circle() -> None:
 
 
 def test_import_toolwire_agent_loads_no_pydantic_and_builds_no_tool() -> None:
-    # The agent's import cost (bench/b_import.py, target <= 80 ms over a bare start) is mostly
+    # The agent's import cost (bench/micro/import_rows.py, target <= 80 ms over a bare start) is mostly
     # pydantic; tools build on first use, so importing the agent must not load it.
     code = (
         "import sys, toolwire.agent, toolwire.cache; "

@@ -94,7 +94,7 @@ def test_each_server_profile_gets_the_reply_schema_in_its_own_form(target: str, 
     (recorded,) = server.requests
     assert recorded.body[key] == wire
     assert "tools" not in recorded.body and "tool_choice" not in recorded.body
-    # llama-cpp-python's server penalizes repeats unless told (bench/README.md: 39 → 50 % simple_python)
+    # llama-cpp-python's server penalizes repeats unless told (bench/bfcl/README.md: 39 → 50 % simple_python)
     assert recorded.body.get("repeat_penalty") == (1.05 if target.startswith("llama-cpp-python") else None)
     assert [(c.name, c.arguments) for c in response.tool_calls] == [("triangle_area", {"base": 3, "height": 4})]
     assert response.stop_reason == StopReason.TOOL_USE

@@ -1,4 +1,4 @@
-"""BFCL's AST rules on hand-made cases, one rule per test (bench/bfcl_crosscheck.py compares with BFCL's own)."""
+"""BFCL's AST rules on hand-made cases, one rule per test (bench/bfcl/crosscheck.py compares with BFCL's own)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 `python _raw_server.py MODE`: `hang` never answers `initialize`; `schemas` lists a good tool
 between two with broken `inputSchema`s; `big` answers `tools/call` of `big` with `{"size": N}`
 characters of text: numbered lines (`big_text`), so a test can tell every part of it apart, or
-all "x" with `"plain": true` (cheap to make, for bench/mcp_calls.py); `stubborn` starts a
+all "x" with `"plain": true` (cheap to make, for bench/micro/mcp_calls.py); `stubborn` starts a
 `sleep` child, names both pids on stderr, and ignores its stdin closing.
 """
 

@@ -6,7 +6,7 @@ when the reply is read anyway. So the list ends before its first repeated call: 
 reply, that gives the same calls as dropping each repeat where every call after the first repeat
 is one too; read while the reply streams, the model is stopped there (its server stops when the
 stream is closed), the loop's tokens are never generated, and a reply the token limit would have
-cut comes back whole. Measured on SmolLM2-135M (bench/README.md "A call the model already
+cut comes back whole. Measured on SmolLM2-135M (bench/bfcl/README.md "A call the model already
 wrote"): one reply in four repeated a call, and ending the list there changed no BFCL verdict.
 
 Imports only the standard library. Pure: no I/O.

@@ -3,7 +3,7 @@
     [{"name": "<a tool>", "arguments": {<its parameters>}}, ...]
     []
 
-Why this shape (measured on SmolLM2-135M-Instruct, bench/README.md "The model's own tool
+Why this shape (measured on SmolLM2-135M-Instruct, bench/bfcl/README.md "The model's own tool
 format"):
 
 - It is the format small open models were tuned on for function calling (APIGen's, which

@@ -5,7 +5,7 @@ possible answer lists, per expected call, every accepted value of each parameter
 optional parameter that may be left out). The rules follow `bfcl_eval`'s own checker
 (`eval_checker/ast_eval/ast_checker.py`, bfcl-eval 2026.3.23) decision for decision, including
 its quirks, because a score is only comparable with the leaderboard's when it is computed the
-same way; `bench/bfcl_crosscheck.py` runs both on the same outputs and must agree on every one:
+same way; `bench/bfcl/crosscheck.py` runs both on the same outputs and must agree on every one:
 
 - the function name must match exactly; every required parameter must be there, and every
   parameter given must be documented and listed in the possible answer;

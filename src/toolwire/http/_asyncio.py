@@ -3,7 +3,7 @@
 httpcore2 reads and writes through anyio by default. On a gateway hop that is most of the time
 an upstream request takes: every write enters a cancel scope (`fail_after`) and yields to the
 event loop, every read enters another, and a request is a headers write, a body write and a few
-reads. Measured inside `toolwire serve` (bench/README.md, "What the profile showed"): 1.7 ms from
+reads. Measured inside `toolwire serve` (bench/gateway/README.md, "What the profile showed"): 1.7 ms from
 sending a request to holding its reply's headers, against 0.1 ms for the upstream to answer.
 
 This backend keeps httpcore2's pool, HTTP/1.1 parser and httpx2's API, and replaces only the

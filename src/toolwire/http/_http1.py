@@ -2,7 +2,7 @@
 
 On a gateway hop the upstream answers in ~0.1 ms, and httpcore2 took ~0.7 ms more to hand over the
 first body bytes: h11, its pure-Python parser, builds and checks an event object per header block
-and body piece, behind a few layers of pool and trace bookkeeping (bench/README.md, "Where the first
+and body piece, behind a few layers of pool and trace bookkeeping (bench/gateway/README.md, "Where the first
 byte goes"). httptools (llhttp, the parser Node.js and uvicorn use, already in the `serve` extra)
 parses each arrival as it comes off the socket, so a response's head and body are waiting for the
 reader when it asks. The connection pool is toolwire's, with httpx2's `Limits`; requests it does

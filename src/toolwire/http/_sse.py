@@ -3,7 +3,7 @@
 The stream readers need only each event's data (every provider repeats the event's name inside
 its JSON). httpx2's `EventSource` decodes the body to text, splits it into lines and builds an
 event object per line set; splitting the bytes on blank lines does the same work in a few bytes
-operations per event, about 0.1 ms sooner on a gateway's first streamed byte (bench/README.md).
+operations per event, about 0.1 ms sooner on a gateway's first streamed byte (bench/gateway/README.md).
 
 The rules are the WHATWG ones: lines end with CRLF, LF or CR; a line starting with `:` is a
 comment; `data` lines are joined with newlines, one leading space dropped; an event ends at a blank

@@ -23,7 +23,7 @@ hand and by `tests/e2e` against SmolLM2-135M-Instruct:
   `minimum`/`maximum` (a TODO there); a schema it cannot convert is silently decoded as any
   JSON, so toolwire sends only what it takes. Its string rule (`char ::= [^"\\] | "\\" ...`) lets
   raw control characters into a string, which JSON forbids: SmolLM2 wrote a raw newline and
-  prose inside a string until the token limit (3 of 120 BFCL replies, bench/README.md).
+  prose inside a string until the token limit (3 of 120 BFCL replies, bench/bfcl/README.md).
   llama-server's C++ converter leaves them out; llama-cpp-python gets `_JSON_STRING_CHAR` on
   every free string (its converter reads `pattern` as the string's JSON text).
 
@@ -33,7 +33,7 @@ checked after the reply). `schema_sampling` softens what works against a JSON re
 llama-cpp-python's server penalizes repeated tokens unless told otherwise (`repeat_penalty` 1.1
 over the last 64 tokens, server/types.py), and a call repeats its keys, the next call's name and
 the values it copies from the question. SmolLM2-135M in constrained mode, the 250 BFCL cases of
-bench/README.md: 87 right with 1.1, 102 with 1.0 and with 1.05; 241, 237 and 244 replies whole
+bench/bfcl/README.md: 87 right with 1.1, 102 with 1.0 and with 1.05; 241, 237 and 244 replies whole
 (no penalty at all lets a model that repeats a list item repeat it to the token limit), so 1.05.
 """
 

@@ -1,8 +1,8 @@
-"""toolwire against its peers, in one run on one machine: `make bench` (see bench/README.md).
+"""toolwire against its peers, in one run on one machine: `make bench` (see bench/micro/README.md).
 
-Usage: python bench/run.py [--only import,convert,stream,agent,text,cache] [--quick] [--json PATH]
-       python bench/run.py --profile BENCH ROW     (pyinstrument, else cProfile, of one row)
-       python bench/run.py --child-memory BENCH ROW (internal: peak RSS of one row)
+Usage: python -m bench.micro.vs_peers [--only import,convert,stream,agent,text,cache] [--quick] [--json PATH]
+       python -m bench.micro.vs_peers --profile BENCH ROW      (pyinstrument, else cProfile, of one row)
+       python -m bench.micro.vs_peers --child-memory BENCH ROW (internal: peak RSS of one row)
 
 Prints one Markdown table per benchmark, then the targets. Peers that fail to import show "n/a".
 """
@@ -22,19 +22,13 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import harness
+from bench.harness import Row, RowSpec
+from bench.micro import agent_rows, convert_rows, import_rows, stream_rows, text_rows
 
-import b_agent
-import b_convert
-import b_import
-import b_stream
-import b_text
-import harness
-from harness import Row, RowSpec
-
+MODULE = "bench.micro.vs_peers"  # run again as `python -m MODULE --child-memory` for one row's peak RSS
 PACKAGES = (
     "toolwire",
     "litellm",
@@ -61,28 +55,28 @@ class Bench:
 
 BENCHES: dict[str, Bench] = {
     "convert-anthropic": Bench(
-        "Convert: OpenAI body → Anthropic body", lambda: b_convert.rows("anthropic"), 60, 3.0, b_convert.check
+        "Convert: OpenAI body → Anthropic body", lambda: convert_rows.rows("anthropic"), 60, 3.0, convert_rows.check
     ),
     "convert-gemini": Bench(
-        "Convert: OpenAI body → Gemini body", lambda: b_convert.rows("gemini"), 60, 3.0, b_convert.check
+        "Convert: OpenAI body → Gemini body", lambda: convert_rows.rows("gemini"), 60, 3.0, convert_rows.check
     ),
-    "stream": Bench("Stream: 20,000 OpenAI chunks → final reply", b_stream.rows, 15, 6.0, b_stream.check, True),
+    "stream": Bench("Stream: 20,000 OpenAI chunks → final reply", stream_rows.rows, 15, 6.0, stream_rows.check, True),
     "agent-loop": Bench(
         "Agent: 10 turns \u00d7 2 parallel calls, 5 trivial async tools",
-        lambda: b_agent.rows("loop"),
+        lambda: agent_rows.rows("loop"),
         60,
         4.0,
-        b_agent.check_for("loop"),
+        agent_rows.check_for("loop"),
     ),
     "agent-sleep": Bench(
         "Agent: one turn of 4 low-risk tools sleeping 0.1 s",
-        lambda: b_agent.rows("sleep"),
+        lambda: agent_rows.rows("sleep"),
         9,
         2.0,
-        b_agent.check_for("sleep"),
+        agent_rows.check_for("sleep"),
     ),
-    "text": Bench("Text fallback: parse_tool_calls throughput", b_text.text_rows, 3, 6.0),
-    "cache": Bench("Cache: grep over a 100 MB tool output", b_text.cache_rows, 7, 3.0, None, True),
+    "text": Bench("Text fallback: parse_tool_calls throughput", text_rows.text_rows, 3, 6.0),
+    "cache": Bench("Cache: grep over a 100 MB tool output", text_rows.cache_rows, 7, 3.0, None, True),
 }
 GROUPS = {
     "import": ["import"],
@@ -94,20 +88,10 @@ GROUPS = {
 }
 
 
-def _versions() -> str:
-    found = []
-    for name in PACKAGES:
-        try:
-            found.append(f"{name} {metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            found.append(f"{name} (not installed)")
-    return ", ".join(found)
-
-
 def _spec(bench: str, row: str) -> RowSpec:
-    specs = BENCHES[bench].rows() if bench in BENCHES else b_import.rows()
+    specs = BENCHES[bench].rows() if bench in BENCHES else import_rows.rows()
     if bench == "stream" and row.startswith("toolwire@"):
-        return RowSpec(row, "toolwire", "", b_stream.toolwire_at(int(row.split("@")[1])))
+        return RowSpec(row, "toolwire", "", stream_rows.toolwire_at(int(row.split("@")[1])))
     return next(s for s in specs if s.name == row)
 
 
@@ -122,15 +106,15 @@ def run_bench(key: str, quick: bool) -> list[Row]:
     for spec, row in zip(specs, out, strict=True):
         print(f"  {key}: {spec.name}: {'n/a' if not row.ok else f'{row.median * 1000:.2f} ms'}", file=sys.stderr)
         if bench.memory and row.ok and spec.kind != "info":
-            mem = harness.memory_in_child(key, spec.name)
+            mem = harness.memory_in_child(MODULE, key, spec.name)
             row.extra["peak RSS Δ MB"] = f"{mem['delta_mb']:.1f}" if "delta_mb" in mem else f"n/a ({mem['error']})"
     return out
 
 
 def run_import(quick: bool) -> list[Row]:
     out = []
-    for spec in b_import.rows():
-        reps = 3 if quick else b_import.REPS.get(spec.name, b_import.DEFAULT_REPS)
+    for spec in import_rows.rows():
+        reps = 3 if quick else import_rows.REPS.get(spec.name, import_rows.DEFAULT_REPS)
         out.append(harness.measure(spec, reps=reps, budget_s=30.0, min_reps=3))
         print(
             f"  import: {spec.name}: {'n/a' if not out[-1].ok else f'{out[-1].median * 1000:.0f} ms'}", file=sys.stderr
@@ -147,7 +131,7 @@ def stream_memory_scaling() -> str:
     """toolwire's peak RSS growth at 5,000, 10,000 and 20,000 chunks (linear memory shows as ≈ 1:2:4)."""
     parts = []
     for n in (5_000, 10_000, 20_000):
-        mem = harness.memory_in_child("stream", f"toolwire@{n}")
+        mem = harness.memory_in_child(MODULE, "stream", f"toolwire@{n}")
         parts.append(f"{n:,} chunks: {mem['delta_mb']:.1f} MB" if "delta_mb" in mem else f"{n:,}: n/a")
     return "toolwire peak RSS Δ by stream length (events kept): " + "; ".join(parts)
 
@@ -157,9 +141,9 @@ def text_columns(rows: list[Row]) -> None:
     for row in rows:
         if not row.ok or row.kind == "floor":
             if row.ok:
-                row.extra["MB/s"] = f"{b_text.text_sizes(row.name) / row.median:.1f}"
+                row.extra["MB/s"] = f"{text_rows.text_sizes(row.name) / row.median:.1f}"
             continue
-        kind, size = row.name.split()[0], b_text.text_sizes(row.name)
+        kind, size = row.name.split()[0], text_rows.text_sizes(row.name)
         speed = size / row.median
         one_mb.setdefault(kind, speed) if size == 1 else None
         row.extra["MB/s"] = f"{speed:.2f}"
@@ -261,7 +245,7 @@ def main() -> int:
     started = time.perf_counter()
     print(
         f"# toolwire benchmarks\n\nPython {platform.python_version()} on {platform.machine()}, "
-        f"{os.cpu_count()} CPUs. {_versions()}.\n"
+        f"{os.cpu_count()} CPUs. {harness.versions(PACKAGES)}.\n"
     )
     results: dict[str, list[Row]] = {}
     for group in args.only.split(","):

@@ -1,4 +1,4 @@
-"""Raw HTTP/1.1 on loopback for bench/gateway.py: a fast OpenAI upstream and a lean load client.
+"""Raw HTTP/1.1 on loopback for bench/gateway/vs_litellm.py: a fast OpenAI upstream and a lean load client.
 
 Both sides are plain asyncio (stdlib only) so that neither is the bottleneck being measured:
 the upstream answers from precomputed bytes, and the client parses no JSON while timing.

@@ -1,4 +1,4 @@
-"""The processes bench/gateway.py measures: two upstreams, `toolwire serve`, LiteLLM's proxy.
+"""The processes bench/gateway/vs_litellm.py measures: two upstreams, `toolwire serve`, LiteLLM's proxy.
 
 Each runs in its own process with one worker; their output goes to log files in a temp dir.
 Memory is read from /proc: `VmHWM` (peak resident set) is reset through `clear_refs` before a
@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-LITELLM = BENCH / ".litellm-venv" / "bin" / "litellm"
+from bench.harness import free_port, reset_peak, status_kb
+
+ROOT = Path(__file__).resolve().parents[2]
+LITELLM = ROOT / "bench" / ".litellm-venv" / "bin" / "litellm"
 KEY_ENV = "BENCH_UPSTREAM_KEY"
 DIRECT_NAME = "direct upstream"
 CLIENT_KEY = "sk-bench-client"  # both gateways check it: toolwire's gateway key, LiteLLM's master key
@@ -88,12 +88,6 @@ model_list:
 """
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Proc:
     """A server process on a port; `stop()` ends it (and its children) by its process group."""
 
@@ -136,7 +130,7 @@ class Proc:
     def reset_peak(self) -> None:
         for pid in self.pids():
             try:
-                Path(f"/proc/{pid}/clear_refs").write_text("5")
+                reset_peak(pid)
             except OSError:
                 pass
 
@@ -145,9 +139,7 @@ class Proc:
         total = 0
         for pid in self.pids():
             try:
-                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                    if line.startswith(key + ":"):
-                        total += int(line.split()[1])
+                total += status_kb(key, pid)
             except OSError:
                 continue
         return total / 1024
@@ -165,8 +157,8 @@ class Proc:
 def start_upstream(name: str, logs: Path, pace_ms: float, chunks: int) -> Proc:
     port = free_port()
     code = (
-        f"import asyncio, sys; sys.path.insert(0, {str(BENCH)!r}); import gw_wire; "
-        f"asyncio.run(gw_wire.serve_upstream({port}, {pace_ms}, {chunks}))"
+        f"import asyncio, sys; sys.path.insert(0, {str(ROOT)!r}); from bench.gateway import wire; "
+        f"asyncio.run(wire.serve_upstream({port}, {pace_ms}, {chunks}))"
     )
     proc = Proc(name, [sys.executable, "-c", code], port, logs)
     proc.wait_ready("/stats", timeout=30)
@@ -192,7 +184,7 @@ def start_toolwire(logs: Path, fast: int, slow: int, workers: int = 1) -> Proc:
 def start_litellm(logs: Path, fast: int, slow: int) -> Proc | str:
     """LiteLLM's proxy with its defaults and one worker, or why it cannot run."""
     if not LITELLM.exists():
-        return "n/a: bench/.litellm-venv is missing (run bash bench/setup_litellm.sh, or make bench-gateway)"
+        return "n/a: bench/.litellm-venv is missing (run bash bench/gateway/setup_litellm.sh, or make bench-gateway)"
     config = logs / "litellm.yaml"
     config.write_text(LITELLM_YAML.format(fast=fast, slow=slow, key=KEY_ENV))
     port = free_port()

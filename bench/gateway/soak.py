@@ -1,11 +1,11 @@
-"""A bounded soak of `toolwire serve` under hostile traffic (issue 21): loopback only.
+"""A bounded soak of `toolwire serve` under hostile traffic: loopback only.
 
 ```sh
-.venv/bin/python bench/gw_soak.py            # about a minute; exits 1 when a check fails
-.venv/bin/python bench/gw_soak.py --quick    # a smoke run: fewer of everything
+.venv/bin/python -m bench.gateway.soak            # about a minute; exits 1 when a check fails
+.venv/bin/python -m bench.gateway.soak --quick    # a smoke run: fewer of everything
 ```
 
-One gateway process (one worker) in front of the stdlib upstream of `gw_wire.py`. Phases, each
+One gateway process (one worker) in front of the stdlib upstream of `wire.py`. Phases, each
 bounded in count and time:
 
 1. hostile bodies: JSON nested 100,000 deep, 990 levels inside tool parameters, not JSON, a
@@ -24,18 +24,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench.gateway import processes
+from bench.gateway.wire import Conn
 
-import gw_procs
-from gw_wire import Conn
-
-AUTH = f"authorization: Bearer {gw_procs.CLIENT_KEY}\r\n".encode()
+AUTH = f"authorization: Bearer {processes.CLIENT_KEY}\r\n".encode()
 PATH = "/v1/chat/completions"
 HEADER_DEADLINE = 15.0  # toolwire serve's default (gateway/_slow_clients.py)
 RSS_SLACK_MB = 60.0  # "back near its start": allocator caches and pools may keep a little
@@ -194,7 +191,7 @@ async def disconnects(port: int, count: int) -> Phase:
     return phase
 
 
-async def soak(port: int, gateway: gw_procs.Proc, quick: bool) -> tuple[list[Phase], float, float, bool]:
+async def soak(port: int, gateway: processes.Proc, quick: bool) -> tuple[list[Phase], float, float, bool]:
     warm = await streams(port, 100, 20)
     if not warm.passed:
         raise RuntimeError(f"the warm-up failed: {warm}")
@@ -218,8 +215,8 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="toolwire-soak-") as folder:
         logs = Path(folder)
-        upstream = gw_procs.start_upstream("upstream", logs, pace_ms=5, chunks=20)
-        gateway = gw_procs.start_toolwire(logs, upstream.port, upstream.port)
+        upstream = processes.start_upstream("upstream", logs, pace_ms=5, chunks=20)
+        gateway = processes.start_toolwire(logs, upstream.port, upstream.port)
         try:
             phases, before, after, alive = asyncio.run(soak(gateway.port, gateway, args.quick))
         finally:

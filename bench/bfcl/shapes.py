@@ -1,13 +1,13 @@
 """Which reply shape SmolLM2-135M gets right under constrained decoding: candidate shapes side by side.
 
-    bench/.venv-bfcl/bin/python bench/bfcl_shapes.py [--shapes toolwire,trained,...]
+    bench/.venv-bfcl/bin/python -m bench.bfcl.shapes [--shapes toolwire,trained,...]
         [--limits simple_python=50,multiple=30,irrelevance=30,parallel=20] [--threads 2]
         [--repeat-penalty 1.05] [--out DIR]
 
 Each shape is a system prompt and a reply schema, sent as llama-cpp-python takes it
 (`response_format: {"type": "json_object", "schema": ...}`, temperature 0, seed 0, 192 tokens,
 the server's `repeat_penalty` unless `--repeat-penalty` names one),
-to one `chatml` server (`bfcl_modes.llama_server`). The calls are read from the reply (identical
+to one `chatml` server (`modes.llama_server`). The calls are read from the reply (identical
 calls kept once, as `parse_reply` does) and scored by `toolwire.evals.check_calls`. The tools'
 parameters are loosened for the engine as constrained mode loosens them. Shapes:
 
@@ -21,7 +21,7 @@ parameters are loosened for the engine as constrained mode loosens them. Shapes:
 - `trained-count`: that prompt, and a count first that may be 0;
 - `trained-one-tool`: the list, but every call in one reply is of the same tool;
 - `trained-object`: the list inside `{"tool_calls": [...]}`, and after an empty list an `answer`;
-- `single-lines`: the issue's prototype as described: the tools one line each, exactly one call
+- `single-lines`: an earlier one-call prototype's shape: the tools one line each, exactly one call
   object (`{"name", "arguments"}`, no list, so no "no call" and no parallel calls);
 - `single-json`: the same single call under SmolLM2's own prompt (the tools as JSON);
 - `single-or-empty`: `single-lines`, or `[]` when no tool fits;
@@ -30,7 +30,7 @@ parameters are loosened for the engine as constrained mode loosens them. Shapes:
   by the grammar too (a llama.cpp GBNF `grammar` around the list's, not `response_format`);
 - `trained-untagged`: `trained`, with the tags left out of the prompt instead.
 
-Results: `bench/results/shapes/<shape>.json` (per case; `--out`) and a table on stdout.
+Results: `bench/bfcl/results/shapes/<shape>.json` (per case; `--out`) and a table on stdout.
 """
 
 from __future__ import annotations
@@ -45,10 +45,7 @@ from typing import Any
 
 import httpx2
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bfcl_modes import HERE, llama_server
-
+from bench.bfcl.modes import HERE, llama_server
 from toolwire.client import Client, connect_http
 from toolwire.constrained import SchemaSupport, loosen
 from toolwire.evals import BfclCase, check_calls, load_cases
@@ -99,7 +96,7 @@ _ONE_CALL = 'Reply {"name": "<tool>", "arguments": {...}} for the one tool call 
 
 
 def _tool_lines(tools: list[Any]) -> str:
-    """The tools one line each, as constrained mode described them before session 6."""
+    """The tools one line each, as constrained mode described them before it sent SmolLM2's own prompt."""
     lines = []
     for tool in tools:
         parameters = tool.parameters or {}

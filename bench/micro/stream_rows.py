@@ -15,8 +15,8 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import payloads
-from harness import RowSpec
+from bench.harness import RowSpec
+from bench.micro import payloads
 
 Result = tuple[str, list[tuple[str, dict[str, Any]]]]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import payloads
-from harness import RowSpec
+from bench.harness import RowSpec
+from bench.micro import payloads
 
 MB = 1_000_000
 SIZES = (1, 4, 10, 16)

@@ -1,21 +1,20 @@
 """How long broken tool arguments take to repair: the linear `repair_json` against json-repair.
 
-    .venv/bin/python bench/argument_repair.py [--json-repair-max-kb 20]
+    .venv/bin/python -m bench.micro.argument_repair [--json-repair-max-kb 20]
 
 One row per breakage and size; times are the median of 5 runs of `parse_arguments` (which tries
 the linear repairer first) and, up to `--json-repair-max-kb`, of `json_repair.loads` alone
-(what parse_arguments called before issue 21.6; it is far from linear, so larger sizes are left
-out). Every row checks that the repaired value is the one meant.
+(what parse_arguments called before it had a repairer of its own; it is far from linear, so
+larger sizes are left out). Every row checks that the repaired value is the one meant.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
+from bench.harness import median_ms
 from toolwire.codecs.common.arguments import parse_arguments
 
 SIZES_KB = (6, 20, 60)
@@ -49,15 +48,6 @@ BREAKAGES: dict[str, Callable[[int], tuple[str, dict[str, Any]]]] = {
 }
 
 
-def _median_ms(work: Callable[[], Any], runs: int = 5) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json-repair-max-kb", type=int, default=20)
@@ -70,10 +60,10 @@ def main() -> None:
         for kb in SIZES_KB:
             raw, expected = make(kb * 1000)
             assert parse_arguments(raw)[0] == expected, name
-            ours = _median_ms(lambda raw=raw: parse_arguments(raw))  # type: ignore[misc]
+            ours = median_ms(lambda raw=raw: parse_arguments(raw))  # type: ignore[misc]
             theirs = "-"
             if kb <= args.json_repair_max_kb:
-                theirs = f"{_median_ms(lambda raw=raw: json_repair.loads(raw), runs=1):.1f}"  # type: ignore[misc]
+                theirs = f"{median_ms(lambda raw=raw: json_repair.loads(raw), runs=1):.1f}"  # type: ignore[misc]
             print(f"| {name} | {len(raw) / 1000:.0f} KB | {ours:.1f} | {theirs} |")
 
 

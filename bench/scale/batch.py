@@ -1,6 +1,6 @@
-"""Batch at scale (issue 14): N scripted tasks through `toolwire batch`, locally and on a local Ray.
+"""Batch at scale: N scripted tasks through `toolwire batch`, locally and on a local Ray.
 
-    .venv/bin/python bench/batch_scale.py [--tasks 10000] [--concurrency 16] [--no-ray]
+    .venv/bin/python -m bench.scale.batch [--tasks 10000] [--concurrency 16] [--no-ray]
 
 Prints, for the offline scripted model (4 model turns and 5 tool calls per task over loopback
 HTTP): the bare agent loop (asyncio + a semaphore, no batch machinery) in this process; the

@@ -12,7 +12,7 @@ import sys
 import tempfile
 from typing import Any
 
-from harness import RowSpec
+from bench.harness import RowSpec
 
 MODULES = (
     ("toolwire", "toolwire", "toolwire"),

@@ -1,7 +1,7 @@
-"""MCP tools (issue 13): what a call through `toolwire.mcp` costs, against the same tool in process.
+"""MCP tools: what a call through `toolwire.mcp` costs, against the same tool in process.
 
-    .venv/bin/python bench/mcp_calls.py [--calls 300]
-    .venv/bin/python bench/mcp_calls.py --big 4,16,100   # results of that many MiB (issue 21.16)
+    .venv/bin/python -m bench.micro.mcp_calls [--calls 300]
+    .venv/bin/python -m bench.micro.mcp_calls --big 4,16,100   # results of that many MiB
 
 Prints, for `toolwire mcp-server` over stdio (served by this checkout, its `glob` tool) and the
 npm reference `server-everything` (`echo`, when `make mcp-servers` installed it): the time to
@@ -23,12 +23,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import harness
 from toolwire.mcp import MCPServer
 from toolwire.stdtools import ROOT, glob
 from toolwire.tools import Tool, ToolContext
 
-NPM_BIN = Path(__file__).resolve().parents[1] / ".cache" / "mcp-servers" / "node_modules" / ".bin"
-RAW_SERVER = Path(__file__).resolve().parents[1] / "tests" / "mcp" / "_raw_server.py"
+NPM_BIN = harness.ROOT / ".cache" / "mcp-servers" / "node_modules" / ".bin"
+RAW_SERVER = harness.ROOT / "tests" / "mcp" / "_raw_server.py"
 
 
 async def measure(tool: Tool, arguments: dict[str, Any], calls: int, ctx: ToolContext | None = None) -> str:
@@ -42,7 +43,7 @@ async def measure(tool: Tool, arguments: dict[str, Any], calls: int, ctx: ToolCo
     for _ in range(calls // 10):
         await asyncio.gather(*(tool.execute_raw(arguments, ctx) for _ in range(10)))
     rate = (calls // 10 * 10) / (time.perf_counter() - start)
-    p95 = statistics.quantiles(one, n=20)[-1]
+    p95 = harness.percentile(one, 0.95)
     return f"median {statistics.median(one) * 1e3:7.3f} ms  p95 {p95 * 1e3:7.3f} ms  {rate:8.0f} calls/s (10 at once)"
 
 

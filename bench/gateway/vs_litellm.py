@@ -1,8 +1,8 @@
 """The gateway benchmark: `toolwire serve` and LiteLLM's proxy side by side, one run, one machine.
 
-    make bench-gateway      # = bash bench/setup_litellm.sh && .venv/bin/python bench/gateway.py
+    make bench-gateway      # = bash bench/gateway/setup_litellm.sh && .venv/bin/python -m bench.gateway.vs_litellm
 
-Processes (each its own, one worker): a fast OpenAI-chat upstream (`gw_wire.serve_upstream`),
+Processes (each its own, one worker): a fast OpenAI-chat upstream (`wire.serve_upstream`),
 a paced one for the long streams, `toolwire serve`, LiteLLM's proxy (`litellm --num_workers 1`
 from bench/.litellm-venv), and this load client (raw asyncio HTTP/1.1, keep-alive). Every
 gateway gets the same requests on the same route: an OpenAI client through the gateway to the
@@ -29,10 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import gw_procs
-from gw_wire import Conn, Reply
+from bench import harness
+from bench.gateway import processes
+from bench.gateway.wire import Conn, Reply
 
 _TOOL = {
     "name": "get_weather",
@@ -189,7 +188,7 @@ async def throughput(t: Target, clients: int, seconds: float) -> float:
     return done / (time.perf_counter() - begun)
 
 
-async def many_streams(t: Target, n: int, proc: gw_procs.Proc | None, slow_port: int) -> None:
+async def many_streams(t: Target, n: int, proc: processes.Proc | None, slow_port: int) -> None:
     """`n` streams at once through the gateway to the paced upstream; errors, wall time, peak RSS."""
     if proc is not None:
         t.streams["rss_before"] = proc.memory_mb("VmRSS")
@@ -240,24 +239,14 @@ async def _stats(port: int) -> dict[str, int]:
 
 
 def _versions() -> str:
-    import importlib.metadata as meta
-
-    def version(name: str) -> str:
-        try:
-            return meta.version(name)
-        except meta.PackageNotFoundError:
-            return "not installed"
-
-    listed = ", ".join(
-        f"{p} {version(p)}" for p in ("toolwire", "starlette", "uvicorn", "uvloop", "httptools", "httpx2")
-    )
+    listed = harness.versions(("toolwire", "starlette", "uvicorn", "uvloop", "httptools", "httpx2"))
     return (
         f"Python {platform.python_version()} on {platform.machine()}, {len(os.sched_getaffinity(0))} CPUs. "
-        f"{listed}, litellm {gw_procs.litellm_version()}."
+        f"{listed}, litellm {processes.litellm_version()}."
     )
 
 
-async def measure(args: argparse.Namespace, rows: list[Target], procs: dict[str, gw_procs.Proc], slow: int) -> None:
+async def measure(args: argparse.Namespace, rows: list[Target], procs: dict[str, processes.Proc], slow: int) -> None:
     print(f"sequential non-streaming: {args.requests} requests per row ...", file=sys.stderr)
     await sequential(rows, args.requests, stream=False)
     print(f"sequential streaming: {args.requests} requests per row ...", file=sys.stderr)
@@ -267,17 +256,17 @@ async def measure(args: argparse.Namespace, rows: list[Target], procs: dict[str,
             print(f"throughput {t.name}: {args.clients} clients, {args.seconds:g} s ...", file=sys.stderr)
             t.rps.append(await throughput(t, args.clients, args.seconds))
     for t in rows:
-        if args.streams and (t.name == gw_procs.DIRECT_NAME or t.name.split()[0] in procs):
+        if args.streams and (t.name == processes.DIRECT_NAME or t.name.split()[0] in procs):
             print(f"{args.streams} streams at once through {t.name} ...", file=sys.stderr)
             await many_streams(t, args.streams, procs.get(t.name.split()[0]), slow)
 
 
 def report(rows: list[Target], args: argparse.Namespace, elapsed: float) -> dict[str, object]:
-    import gw_report
+    from bench.gateway import report as tables
 
-    lat_text, lat = gw_report.latency_table(rows, "latency")
-    ttfb_text, ttfb = gw_report.latency_table(rows, "first_byte")
-    rps_text, rps = gw_report.throughput_table(rows)
+    lat_text, lat = tables.latency_table(rows, "latency")
+    ttfb_text, ttfb = tables.latency_table(rows, "first_byte")
+    rps_text, rps = tables.throughput_table(rows)
     print(f"\n{_versions()} Whole run {elapsed:.0f} s.\n")
     print(f"### Added latency, non-streaming ({args.requests} sequential requests per row, one connection)\n")
     print(lat_text)
@@ -288,9 +277,9 @@ def report(rows: list[Target], args: argparse.Namespace, elapsed: float) -> dict
     if args.streams:
         paced = args.pace_ms * (args.chunks + 4) / 1000
         print(f"\n### {args.streams:,} concurrent streams through one worker (upstream paced: ~{paced:.1f} s each)\n")
-        print(gw_report.streams_table(rows))
+        print(tables.streams_table(rows))
     print("\n### Targets\n")
-    print(gw_report.targets_table(lat, ttfb, rps, rows))
+    print(tables.targets_table(lat, ttfb, rps, rows))
     notes = [f"- {t.name}: {t.note}" for t in rows if t.note]
     if notes:
         print("\n" + "\n".join(notes))
@@ -313,12 +302,12 @@ def main() -> int:
     begun = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tw-bench-gw-") as tmp:
         logs = Path(tmp)
-        procs: dict[str, gw_procs.Proc] = {}
+        procs: dict[str, processes.Proc] = {}
         try:
-            fast = procs["upstream"] = gw_procs.start_upstream("upstream", logs, 0, 10)
-            slow = procs["upstream-paced"] = gw_procs.start_upstream("upstream-paced", logs, args.pace_ms, args.chunks)
-            procs["toolwire"] = gw_procs.start_toolwire(logs, fast.port, slow.port, args.workers)
-            lite = "n/a: --no-litellm" if args.no_litellm else gw_procs.start_litellm(logs, fast.port, slow.port)
+            fast = procs["upstream"] = processes.start_upstream("upstream", logs, 0, 10)
+            slow = procs["upstream-paced"] = processes.start_upstream("upstream-paced", logs, args.pace_ms, args.chunks)
+            procs["toolwire"] = processes.start_toolwire(logs, fast.port, slow.port, args.workers)
+            lite = "n/a: --no-litellm" if args.no_litellm else processes.start_litellm(logs, fast.port, slow.port)
             if isinstance(lite, str):
                 print(f"litellm: {lite}", file=sys.stderr)
             else:

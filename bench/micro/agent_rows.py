@@ -15,7 +15,7 @@ import asyncio
 import json
 from typing import Any
 
-from harness import RowSpec
+from bench.harness import RowSpec
 
 Plan = list[list[tuple[str, str, dict[str, Any]]]]
 NAP_S = 0.1

@@ -12,8 +12,8 @@ import copy
 import json
 from typing import Any
 
-import payloads
-from harness import RowSpec
+from bench.harness import RowSpec
+from bench.micro import payloads
 
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 GEMINI_MODEL = "gemini-2.5-flash"

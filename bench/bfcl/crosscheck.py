@@ -1,9 +1,9 @@
 """toolwire's BFCL AST checker against bfcl_eval's own, on the same model outputs: they must agree on every one.
 
-Run in the bench-only environment (bench/setup_bfcl.sh makes bench/.venv-bfcl: toolwire plus
+Run in the bench-only environment (bench/bfcl/setup.sh makes bench/.venv-bfcl: toolwire plus
 `bfcl-eval --no-deps`):
 
-    bench/.venv-bfcl/bin/python bench/bfcl_crosscheck.py [--limit 100] [--seed 7] [--from eval.json ...]
+    bench/.venv-bfcl/bin/python -m bench.bfcl.crosscheck [--limit 100] [--seed 7] [--from eval.json ...]
 
 Outputs are (a) answers derived from each case's possible answers, right and deliberately wrong
 in every way the rules care about (seeded, so the same run gives the same outputs), and (b) the

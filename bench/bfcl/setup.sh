@@ -6,6 +6,7 @@
 # llama-cpp-python is built from PyPI's source once into ~/.cache/toolwire/wheels (4-14 min on 2 cores;
 # CMAKE_ARGS="-DGGML_NATIVE=OFF": the native build crashes on some CPUs), then reused.
 set -eu
+cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-python3}
 VENV=bench/.venv-bfcl
 WHEELS=${TOOLWIRE_WHEELS:-$HOME/.cache/toolwire/wheels}

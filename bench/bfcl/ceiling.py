@@ -1,9 +1,9 @@
 """How far a choice between two recorded reply shapes could go: the ceiling of any selector.
 
-    python3 bench/bfcl_ceiling.py [--list bench/results/bfcl-constrained.json] [SHAPE.json ...]
+    python3 -m bench.bfcl.ceiling [--list bench/bfcl/results/bfcl-constrained.json] [SHAPE.json ...]
 
-Reads constrained mode's recorded run (the list shape, `bfcl_modes.py`) and recorded shape runs
-(`bfcl_shapes.py`, default: every file in bench/results/shapes/), and prints, per category both
+Reads constrained mode's recorded run (the list shape, `modes.py`) and recorded shape runs
+(`shapes.py`, default: every file in bench/bfcl/results/shapes/), and prints, per category both
 cover, how many cases each got right and two oracles that know the answer:
 
 - `either`: the case counts when the list or the shape got it right (a perfect per-case choice);

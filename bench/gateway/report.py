@@ -1,26 +1,17 @@
-"""Tables and targets of bench/gateway.py (Markdown, like bench/run.py's)."""
+"""Tables and targets of bench/gateway/vs_litellm.py (Markdown, like bench/micro/vs_peers.py's)."""
 
 from __future__ import annotations
 
 import statistics
 from typing import Any
 
-DIRECT = "direct upstream"
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+from bench.gateway.processes import DIRECT_NAME as DIRECT
+from bench.harness import markdown_table as table
+from bench.harness import percentile
 
 
 def _ms(seconds: float | None) -> str:
     return "n/a" if seconds is None else f"{seconds * 1000:.2f}"
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"  # noqa: E731
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
 def percentiles(rows: list[Any], attr: str) -> dict[str, dict[str, float]]:
@@ -29,7 +20,7 @@ def percentiles(rows: list[Any], attr: str) -> dict[str, dict[str, float]]:
     for t in rows:
         values = getattr(t, attr)
         if values:
-            found[t.name] = {"p50": _pct(values, 0.5), "p99": _pct(values, 0.99), "n": len(values)}
+            found[t.name] = {"p50": percentile(values, 0.5), "p99": percentile(values, 0.99), "n": len(values)}
     base = found.get(DIRECT)
     for name, figures in found.items():
         if base is not None and name != DIRECT:

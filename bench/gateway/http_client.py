@@ -1,8 +1,8 @@
 """The HTTP client under a gateway hop: from sending a streamed request to holding its first body bytes.
 
-    .venv/bin/python bench/http_client.py [--seconds 3] [--rounds 2]
+    .venv/bin/python -m bench.gateway.http_client [--seconds 3] [--rounds 2]
 
-One local upstream (`gw_wire`'s, the one bench/gateway.py uses: it answers at once with an
+One local upstream (`wire`'s, the one bench/gateway/vs_litellm.py uses: it answers at once with an
 OpenAI stream), one event loop (uvloop), requests one after another on a kept-alive connection.
 Rows, each the same httpx2 `AsyncClient` call but the last:
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -29,11 +28,8 @@ import httptools
 import httpx2
 import uvloop
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import gw_procs
-
-from gateway import openai_body
+from bench.gateway import processes
+from bench.gateway.vs_litellm import openai_body
 from toolwire.http._asyncio import asyncio_transport
 from toolwire.http._http1 import Http1Transport
 from toolwire.http._transport import _ssl_context
@@ -99,7 +95,7 @@ async def _median_for(request: Callable[[], Awaitable[float]], seconds: float) -
 
 
 async def main(seconds: float, rounds: int) -> None:
-    upstream = gw_procs.start_upstream("upstream", Path(tempfile.mkdtemp()), 0, 10)
+    upstream = processes.start_upstream("upstream", Path(tempfile.mkdtemp()), 0, 10)
     try:
         url, body = f"http://127.0.0.1:{upstream.port}{_PATH}", openai_body("up-model", True)
         verify, limits = _ssl_context(), httpx2.Limits()

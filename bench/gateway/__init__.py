@@ -1,0 +1,1 @@
+"""The gateway (`toolwire serve`) against LiteLLM's proxy, under hostile traffic, and its upstream HTTP client."""
