@@ -23,7 +23,7 @@ from openai.types.responses.response_create_params import ResponseCreateParamsNo
 from openai.types.responses.response_input_item_param import ResponseInputItemParam
 
 from tests.sdk_types import drain
-from toolwire.codecs.anthropic import requests as anthropic_requests
+from toolwire.codecs.anthropic import blocks as anthropic_blocks
 from toolwire.codecs.common import guard
 from toolwire.codecs.openai import requests as openai_requests
 from toolwire.codecs.openai_responses import items as responses_items
@@ -54,7 +54,7 @@ def messages_of(records: list[logging.LogRecord]) -> list[str]:
 @contextmanager
 def fresh_warnings(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     """Every once-per-process warning shows again inside, whatever ran before."""
-    sets = [anthropic_requests._warned, responses_items.warned, guard._warned, openai_requests._warned]
+    sets = [anthropic_blocks.warned, responses_items.warned, guard._warned, openai_requests._warned]
     saved = [set(s) for s in sets]
     for s in sets:
         s.clear()

@@ -1,14 +1,14 @@
 """Whole Messages API replies (`type: "message"` bodies), read and rendered.
 
 Stop reasons, usage and error bodies live here; the stream rooms reuse them. Content blocks
-are read by `requests.decode_assistant_blocks`, the same reader a request's history uses.
+are read by `blocks.decode_assistant_blocks`, the same reader a request's history uses.
 """
 
 from __future__ import annotations
 
 from typing import Any, assert_never
 
-from toolwire.codecs.anthropic.requests import (
+from toolwire.codecs.anthropic.blocks import (
     NAME,
     decode_assistant_blocks,
 )

@@ -1,4 +1,4 @@
-"""Anthropic Messages request bodies, both ways, and the content blocks replies share.
+"""Anthropic Messages request bodies, both ways (the content blocks replies share: `blocks`).
 
 Encoding puts the leading system messages in `system`, results first in the next user
 message, thinking with its signature, and ids the API accepts. Decoding reads `system`,
@@ -25,15 +25,24 @@ from __future__ import annotations
 
 import base64
 import binascii
-import logging
 import re
 from typing import Any, assert_never
 
-from toolwire.codecs.common.arguments import parse_arguments
+from toolwire.codecs.anthropic.blocks import (
+    MODELED,
+    NAME,
+    content_blocks,
+    decode_assistant_blocks,
+    dropped,
+    kept_fields,
+    logger,
+    own_fields,
+    warned,
+)
 from toolwire.codecs.common.checks import sendable_schema
 from toolwire.codecs.common.conversation import split_leading_system, unique_call_ids
 from toolwire.codecs.common.degradations import warn_missing_options, warn_once
-from toolwire.codecs.common.ids import new_call_id, sanitize_id
+from toolwire.codecs.common.ids import sanitize_id
 from toolwire.codecs.common.wire import dumps, require_dict, sniff_image_type, stop_list
 from toolwire.errors import CodecError
 from toolwire.schema import anthropic_input_schema
@@ -59,108 +68,16 @@ from toolwire.types import (
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "NAME",
-    "call_id",
-    "decode_assistant_blocks",
     "decode_messages",
     "decode_request",
     "decode_system",
     "decode_tool",
     "decode_tool_choice",
     "encode_request",
-    "own_fields",
 ]
-
-NAME = "anthropic"
-
-_logger = logging.getLogger("toolwire.codecs.anthropic")
-_warned: set[str] = set()
 
 _LONG_NAME = re.compile(r"[a-zA-Z0-9_-]{65,128}")
 _NEUTRAL_TOOL_CHOICES: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "any": "required"}
-# The keys of each block that its neutral part holds; any other key is kept in the part's metadata.
-_MODELED: dict[str, frozenset[str]] = {
-    "text": frozenset({"type", "text"}),
-    "tool_use": frozenset({"type", "id", "name", "input"}),
-    "tool_result": frozenset({"type", "tool_use_id", "content", "is_error"}),
-    "thinking": frozenset({"type", "thinking", "signature"}),
-    "redacted_thinking": frozenset({"type", "data"}),
-}
-
-
-def own_fields(metadata: dict[str, Any], kind: str) -> dict[str, Any]:
-    """The block fields kept in `metadata["anthropic"]` to merge into a `kind` block (never its own keys)."""
-    own = metadata.get(NAME)
-    if not isinstance(own, dict):
-        return {}
-    modeled = _MODELED[kind]
-    return {k: v for k, v in own.items() if k not in modeled}
-
-
-def _kept(block: dict[str, Any], kind: str) -> dict[str, Any]:
-    fields = {k: v for k, v in block.items() if k not in _MODELED[kind]}
-    return {NAME: fields} if fields else {}
-
-
-def dropped(what: str, value: Any, where: str = "") -> None:
-    """Log once that a `what` named `value` has no neutral form: it degrades visibly (docs/wire-formats.md).
-
-    The key (`anthropic:document`, `anthropic:image.cache_control`) is what a gateway names in
-    its `x-toolwire-dropped` header.
-    """
-    message = f"anthropic: {what} {value!r} has no neutral form and is dropped when decoding a request."
-    warn_once(_logger, _warned, f"{NAME}:{where}{value}", message)
-
-
-# Assistant blocks (requests and replies)
-
-
-def decode_assistant_blocks(content: Any, *, request: bool = False) -> list[AssistantPart]:
-    """A turn's blocks as neutral parts; in a request, extra block fields are kept and drops logged."""
-    if isinstance(content, str):
-        return [TextPart(text=content)]
-    parts: list[AssistantPart] = []
-    for block in _blocks(content):
-        if not isinstance(block, dict):
-            continue
-        part = _decode_assistant_block(block)
-        if part is None:
-            if request:
-                dropped("content block type", block.get("type"))
-            continue
-        if request and (kept := _kept(block, block["type"])):
-            part.metadata.update(kept)
-        parts.append(part)
-    return parts
-
-
-def _decode_assistant_block(block: dict[str, Any]) -> AssistantPart | None:
-    match block.get("type"):
-        case "text":
-            return TextPart(text=block.get("text") or "")
-        case "thinking":
-            return ThinkingPart(
-                text=block.get("thinking") or "", signature=block.get("signature") or None, provider=NAME
-            )
-        case "redacted_thinking":
-            return ThinkingPart(text="", signature=block.get("data") or None, redacted=True, provider=NAME)
-        case "tool_use":
-            arguments, metadata = parse_arguments(block.get("input"))
-            return ToolCall(
-                id=call_id(block.get("id")), name=block.get("name") or "", arguments=arguments, metadata=metadata
-            )
-        case _:
-            return None  # server tool blocks (web search, code execution) have no neutral form
-
-
-def call_id(value: Any) -> str:
-    """The block's call id, or a fresh one when the block has none."""
-    return value if isinstance(value, str) and value else new_call_id("toolu_")
-
-
-def _blocks(content: Any) -> list[Any]:
-    if not isinstance(content, list):
-        raise CodecError(f"anthropic content {content!r} is neither a string nor a list of blocks.", provider=NAME)
-    return content
 
 
 # System prompts
@@ -191,8 +108,8 @@ def _decode_system_message(content: Any) -> list[Message]:
     # A mid-conversation system message (Claude Opus 4.8+): `content` is a string or text blocks.
     if isinstance(content, str):
         return [SystemMessage(content=content)]
-    blocks = [b for b in _blocks(content) if isinstance(b, dict)]
-    for key in sorted({k for b in blocks for k in b} - _MODELED["text"]):
+    blocks = [b for b in content_blocks(content) if isinstance(b, dict)]
+    for key in sorted({k for b in blocks for k in b} - MODELED["text"]):
         dropped("field of a system message block", key, "system.")  # SystemMessage holds text only
     return [SystemMessage(content=text) for text in _texts(blocks)]
 
@@ -228,7 +145,7 @@ def _decode_user_content(content: Any, names: dict[str, str]) -> list[Message]:
         return [UserMessage(content=content)]
     messages: list[Message] = []
     pending: list[TextPart | ImagePart] = []
-    for block in _blocks(content):
+    for block in content_blocks(content):
         block = require_dict(block, NAME, "content block")
         if block.get("type") == "tool_result":
             if pending:
@@ -245,7 +162,7 @@ def _decode_user_content(content: Any, names: dict[str, str]) -> list[Message]:
 def _decode_media(block: dict[str, Any]) -> TextPart | ImagePart | None:
     kind = block.get("type")
     if kind == "text":
-        return TextPart(text=block.get("text") or "", metadata=_kept(block, "text"))
+        return TextPart(text=block.get("text") or "", metadata=kept_fields(block, "text"))
     if kind == "image":
         image = _decode_image(block.get("source"))
         if image is not None:
@@ -274,7 +191,7 @@ def _decode_result(block: dict[str, Any], names: dict[str, str]) -> ToolResult:
     tool_call_id = str(block.get("tool_use_id") or "")
     name = names.get(tool_call_id, "")
     content = block.get("content")
-    kept = _kept(block, "tool_result")
+    kept = kept_fields(block, "tool_result")
     if isinstance(content, list):
         parts = [p for b in content if isinstance(b, dict) and (p := _decode_media(b)) is not None]
         if block.get("is_error") is True:  # a multimodal result has no error kind: the flag is kept
@@ -371,11 +288,11 @@ def _encode_options(request: Request, body: dict[str, Any]) -> None:
         body["stop_sequences"] = request.stop
     if request.user is not None:
         body["metadata"] = {**body.get("metadata", {}), "user_id": request.user}
-    warn_missing_options(_logger, _warned, NAME, request, ("seed",))
+    warn_missing_options(logger, warned, NAME, request, ("seed",))
     wanted = request.response_format
     if wanted is not None and wanted.schema is None:
         message = "anthropic takes JSON output only with a schema; toolwire leaves response_format out."
-        warn_once(_logger, _warned, f"{NAME}:response_format", message)
+        warn_once(logger, warned, f"{NAME}:response_format", message)
     elif wanted is not None:  # structured outputs: output_config.format (beside an `effort` kept in extra)
         format_ = {"type": "json_schema", "schema": wanted.schema}
         body["output_config"] = {**body.get("output_config", {}), "format": format_}
@@ -413,8 +330,8 @@ def _split_system(model: str, messages: list[Message]) -> tuple[list[str], list[
     if _takes_inner_system(model) or not any(isinstance(m, SystemMessage) for m in rest):
         return system, rest
     warn_once(
-        _logger,
-        _warned,
+        logger,
+        warned,
         f"{NAME}:system-message-position",
         f"anthropic: {model!r} is not known to take system messages in the middle of a conversation "
         "(Claude Opus 4.8 and later do); they are sent at the end of the top-level system prompt.",

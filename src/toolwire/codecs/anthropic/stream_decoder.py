@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.codecs.anthropic.replies import build_response, provider_error
-from toolwire.codecs.anthropic.requests import (
+from toolwire.codecs.anthropic.blocks import (
     NAME,
     call_id,
 )
+from toolwire.codecs.anthropic.replies import build_response, provider_error
 from toolwire.codecs.common.accumulator import StreamAccumulator
 from toolwire.codecs.common.wire import object_or_empty, require_dict
 from toolwire.types import (
