@@ -18,6 +18,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "definitions": (1, "types"),
     "_serialize": (1, "types"),
     "schema": (2, "schema"),
+    "schema_support": (2, "schema"),  # what a server's schema engine enforces (toolwire.schema re-exports it)
     "telemetry": (2, "telemetry"),
     "contract": (3, "contract"),  # the one client contract: what every model client offers
     "codecs": (4, "codecs"),
