@@ -15,7 +15,7 @@ here too, so a caller (the gateway) can still answer with that error's status.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -99,7 +99,7 @@ async def _complete_constrained(
     return with_usage_of(await client.complete_request(answer_sent(request)), raw.usage)
 
 
-async def stream(
+def stream(
     client: ModelClient,
     request: Request,
     state: ModeState,
@@ -120,41 +120,79 @@ async def stream(
     """
     written = written if written is not None else Written()
     open_stream = opener if opener is not None else client.stream_request
+    if state.mode == "constrained" and request.tools:
+        return _stream_constrained(open_stream, request, support or client.schema_support, written)
+    return _stream(open_stream, request, state, written)
+
+
+async def _stream(
+    open_stream: Opener, request: Request, state: ModeState, written: Written
+) -> AsyncGenerator[StreamEvent, None]:
+    """The native, text and auto modes streamed (constrained mode without tools is text mode)."""
     mode = state.mode
-    if mode == "constrained" and request.tools:
-        async for event in _stream_constrained(open_stream, request, support or client.schema_support, written):
+    text = mode in ("text", "constrained")
+    try:
+        upstream, first = await _open(open_stream, text_sent(request) if text else request)
+    except BadRequestError as exc:
+        if text or not _refused(mode, request, exc):
+            raise
+        state.tools_refused(exc)
+        async for event in _stream(open_stream, request, state, written):
             yield event
         return
-    if mode in ("text", "constrained"):
-        events = _opened(open_stream, text_sent(request))
-        path = "text"
-    else:
-        events = _opened(open_stream, request)
-        path = "auto-text"
-        try:
-            first = await anext(events)
-        except BadRequestError as exc:
-            if not _refused(mode, request, exc):
-                raise
-            state.tools_refused(exc)
-            async for event in stream(client, request, state, written=written, support=support, opener=opener):
-                yield event
-            return
-        events = _chain(first, events)
-    reader = CallFilter(request.tools, path) if request.tools and mode != "native" else None
-    async for event in events:
-        if isinstance(event, Done):
-            written.text = event.response.text
-        for out in reader.feed(event) if reader is not None else (event,):
+    reader = _reader(request, mode)
+    try:
+        for out in _read(first, reader, written):
             yield out
+        if isinstance(first, Done):
+            return
+        async for event in upstream:
+            for out in _read(event, reader, written):
+                yield out
+            if isinstance(event, Done):
+                return
+        raise _cut()
+    finally:
+        await _close(upstream)
+
+
+def _reader(request: Request, mode: str) -> CallFilter | None:
+    """What reads written calls out of a streamed reply: none in native mode, or without tools."""
+    if not request.tools or mode == "native":
+        return None
+    return CallFilter(request.tools, "auto-text" if mode == "auto" else "text")
 
 
 def _refused(mode: str, request: Request, exc: BadRequestError) -> bool:
     return mode == "auto" and bool(request.tools) and refuses_tools(exc)
 
 
+def _read(event: StreamEvent, reader: CallFilter | None, written: Written) -> Sequence[StreamEvent]:
+    """What to pass on for one upstream event (the reader turns written calls into native ones)."""
+    if isinstance(event, Done):
+        written.text = event.response.text
+    return reader.feed(event) if reader is not None else (event,)
+
+
+async def _open(open_stream: Opener, request: Request) -> tuple[AsyncIterator[StreamEvent], StreamEvent]:
+    """The upstream stream and its first event: every error the server sends first is raised here."""
+    events = open_stream(request)
+    try:
+        return events, await anext(events)
+    except StopAsyncIteration:
+        await _close(events)
+        raise _cut() from None
+    except BaseException:
+        await _close(events)
+        raise
+
+
+def _cut() -> StreamError:
+    return StreamError("The model's stream ended without its reply's end (no Done event); retry the request.")
+
+
 async def _opened(open_stream: Opener, request: Request) -> AsyncIterator[StreamEvent]:
-    """The upstream's events, closed when the caller stops early; one that ends without `Done` is cut."""
+    """The upstream's events up to `Done`, closed when the caller stops early; one that ends without `Done` is cut."""
     events = open_stream(request)
     try:
         async for event in events:
@@ -163,23 +201,12 @@ async def _opened(open_stream: Opener, request: Request) -> AsyncIterator[Stream
                 return
     finally:
         await _close(events)
-    raise StreamError("The model's stream ended without its reply's end (no Done event); retry the request.")
-
-
-async def _chain(first: StreamEvent, rest: AsyncIterator[StreamEvent]) -> AsyncIterator[StreamEvent]:
-    try:
-        yield first
-        if isinstance(first, Done):
-            return
-        async for event in rest:
-            yield event
-    finally:
-        await _close(rest)
+    raise _cut()
 
 
 async def _stream_constrained(
     open_stream: Opener, request: Request, support: SchemaSupport, written: Written
-) -> AsyncIterator[StreamEvent]:
+) -> AsyncGenerator[StreamEvent, None]:
     """The constrained reply's calls, whole once its JSON closes; or, when it called nothing, the answer's stream.
 
     The upstream stream is closed as soon as the reply is over, which stops a model that began
