@@ -1,4 +1,4 @@
-"""The layering of docs/architecture.md, read from the imports with `ast`, plus the public surface."""
+"""The layering of toolwire, read from the imports with `ast` (docs/architecture.md), plus the public surface."""
 
 from __future__ import annotations
 
@@ -258,3 +258,8 @@ def test_import_toolwire_agent_loads_no_pydantic_and_builds_no_tool() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[] 0"
+
+
+def test_no_module_is_over_600_lines() -> None:
+    long = {_module_name(p): n for p in _sources() if (n := p.read_text(encoding="utf-8").count("\n")) > 600}
+    assert long == {}

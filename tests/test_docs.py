@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,40 @@ def test_the_docs_build_strict(tmp_path: Path) -> None:
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{output}"
     assert "WARNING" not in output, f"mkdocs build warned:\n{output}"
     assert (tmp_path / "site" / "reference" / "types" / "index.html").is_file()
+
+
+# What the code cites must be in the repository: a maintainer who clones it has nothing else.
+_CITED_FILE = re.compile(r"\b([A-Z][A-Z_]+\.md|docs/[\w/-]+\.md)\b")  # design notes, our docs pages
+_WORK_LOG = re.compile(
+    r"\b(?:SPEC|PROVIDERS|STYLE|COPILOT) ?§|\bissue \d+\b|\b(?:session|sitting) \d+\b", re.IGNORECASE
+)
+
+
+def _texts() -> list[tuple[str, int, str]]:
+    found = []
+    for folder in ("src", "bench"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                found.append((str(path.relative_to(ROOT)), number, line))
+    return found
+
+
+def test_the_code_cites_only_files_in_the_repository() -> None:
+    missing = [
+        f"{path}:{number}: {name}"
+        for path, number, line in _texts()
+        for name in _CITED_FILE.findall(line)
+        if not (ROOT / name).exists()
+        and not (ROOT / path).parent.joinpath(name).exists()
+        and not name.startswith(("http", "www."))
+    ]
+    assert missing == []
+
+
+def _external(line: str) -> bool:
+    """Another project's page, named as such (`llama.cpp's docs/function-calling.md`)."""
+    return "'s docs/" in line
+
+
+def test_the_code_cites_no_work_log() -> None:
+    assert [f"{path}:{number}: {line.strip()}" for path, number, line in _texts() if _WORK_LOG.search(line)] == []

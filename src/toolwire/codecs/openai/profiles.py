@@ -131,7 +131,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         schema_support=SchemaSupport(pattern=True),
     ),
     # llama.cpp's llama-server reads tool_choice as a string only and defaults parallel calls to
-    # off (docs/function-calling.md, common_chat_tool_choice_parse_oaicompat).
+    # off (llama.cpp's docs/function-calling.md, common_chat_tool_choice_parse_oaicompat).
     "llamacpp": OpenAIProfile(
         name="llamacpp",
         named_tool_choice=False,
@@ -154,7 +154,7 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     # vLLM started without --enable-auto-tool-choice/--tool-call-parser rejects `auto` (and tools
     # without a choice, which it reads as `auto`); `required` and named choices go through its
-    # structured outputs (docs/features/tool_calling.md).
+    # structured outputs (vLLM's docs/features/tool_calling.md).
     "vllm-no-tool-parser": OpenAIProfile(
         name="vllm-no-tool-parser",
         max_tokens_field="max_tokens",
