@@ -268,7 +268,7 @@ def test_toolwire_run_reaches_a_gateway_by_the_anthropic_sdks_base_url(tmp_path:
 
 def test_connections_to_the_listening_socket_have_nagle_off() -> None:
     """Off on every accepted connection, or a reply's headers and body (two writes) wait ~40 ms."""
-    from toolwire.cli._listen import listening_socket
+    from toolwire.cli._listening_socket import listening_socket
 
     with listening_socket("127.0.0.1", 0) as listening:
         with socket.create_connection(listening.getsockname()[:2]):

@@ -324,7 +324,7 @@ def _configure_logging(debug: bool) -> None:
 
 
 def _fail(status: int, message: str) -> int:
-    from toolwire.cli._speak import in_cli_terms
+    from toolwire.cli._error_messages import in_cli_terms
 
     sys.stderr.write(f"toolwire: error: {' '.join(in_cli_terms(message).split())}\n")
     sys.stderr.flush()

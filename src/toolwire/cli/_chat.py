@@ -15,12 +15,12 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.agent import Agent
+from toolwire.cli._error_messages import in_cli_terms
 from toolwire.cli._mcp import STANDARD_NAMES, mcp_servers, mcp_tools
 from toolwire.cli._output import EventView
 from toolwire.cli._run import NO_TERMINAL, drive
 from toolwire.cli._settings import Settings
 from toolwire.cli._setup import build_agent, open_model
-from toolwire.cli._speak import in_cli_terms
 from toolwire.cli._terminal import Loop, TurnCancelled, ask_line
 from toolwire.errors import ToolwireError
 from toolwire.reviewers import AutoApprove, ConsoleReviewer, DenyAll, Reviewer

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolwire.cli._listen import listening_socket
+from toolwire.cli._listening_socket import listening_socket
 from toolwire.cli._settings import Settings, UsageError
 from toolwire.config import McpServerSettings
 

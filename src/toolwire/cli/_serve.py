@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from toolwire.cli._listen import listening_socket
+from toolwire.cli._listening_socket import listening_socket
 from toolwire.cli._settings import CommandFailed, Settings, UsageError
 from toolwire.config import load_config
 
