@@ -9,9 +9,9 @@ from mcp import types
 
 from toolwire.cache import CACHE, ToolOutputCache
 from toolwire.mcp import result_value, tool_risk
-from toolwire.mcp._cap import cap_result
 from toolwire.mcp._mapping import build_tool, prefixed_names, safe_name
 from toolwire.mcp._serve import to_call_result
+from toolwire.mcp._truncate import cap_result
 from toolwire.tools import ToolContext, ToolError
 from toolwire.types import ImagePart, TextPart, ToolResult
 

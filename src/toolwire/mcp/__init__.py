@@ -25,11 +25,11 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "toolwire.mcp needs the official MCP SDK; from the toolwire checkout: pip install -e '.[mcp]'."
     ) from exc
 
-from toolwire.mcp._cap import DEFAULT_MAX_RESULT_CHARS
 from toolwire.mcp._client import DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MCPServer, MCPServerError
-from toolwire.mcp._group import MCPServers, open_servers
 from toolwire.mcp._mapping import result_value, tool_risk
+from toolwire.mcp._server_group import MCPServers, open_servers
 from toolwire.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES
+from toolwire.mcp._truncate import DEFAULT_MAX_RESULT_CHARS
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",

@@ -27,9 +27,9 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 
 from toolwire.errors import ToolwireError
-from toolwire.mcp._cap import DEFAULT_MAX_RESULT_CHARS
 from toolwire.mcp._mapping import ToolPage, ToolSpec, build_tool, prefixed_names, safe_name, usable_tools
 from toolwire.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES, MESSAGE_TOO_LARGE, stdio_transport
+from toolwire.mcp._truncate import DEFAULT_MAX_RESULT_CHARS
 from toolwire.tools import Tool, ToolError
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_START_TIMEOUT", "MCPServer", "MCPServerError"]

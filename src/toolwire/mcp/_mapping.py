@@ -3,7 +3,7 @@
 The mapping: `inputSchema` becomes the tool's parameters (the codecs adapt it per
 provider through `toolwire.schema`, as for any tool); `readOnlyHint: true` gives risk `low`,
 anything else `high`; a `CallToolResult` becomes a `text`, `data`, `multimodal` or `error`
-result, capped by `_cap` (the whole kept in the run's tool-output cache). Names that clash
+result, capped by `_truncate` (the whole kept in the run's tool-output cache). Names that clash
 get the server's name as a prefix (`fs__read_file`). Imports the `mcp` SDK's types,
 `toolwire.tools` and `toolwire.cache`, never a codec or the transport.
 """
@@ -21,7 +21,7 @@ from mcp import types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolwire.cache import CACHE, ToolOutputCache
-from toolwire.mcp._cap import cap_result, cap_text
+from toolwire.mcp._truncate import cap_result, cap_text
 from toolwire.tools import Depends, Tool, ToolError
 from toolwire.tools._signature import execute_plan
 from toolwire.types import ImagePart, TextPart, ToolDefinition

@@ -36,7 +36,7 @@ from mcp.client.stdio import (
 from mcp.os.win32.utilities import ServerProcess
 from mcp.shared.message import SessionMessage
 
-from toolwire.mcp._lines import LineSplitter, Oversize, answered_id
+from toolwire.mcp._ndjson import LineSplitter, Oversize, answered_id
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "MESSAGE_TOO_LARGE", "stdio_transport"]
 

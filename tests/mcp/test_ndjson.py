@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolwire.mcp._lines import EDGE_BYTES, LineSplitter, Oversize, answered_id
+from toolwire.mcp._ndjson import EDGE_BYTES, LineSplitter, Oversize, answered_id
 
 
 def split(chunks: list[bytes], limit: int = 10) -> list[bytes | Oversize]:
