@@ -402,7 +402,7 @@ def test_tools_given_as_objects_with_definition_and_as_mapping() -> None:
 def test_harmony_channels_become_reasoning_calls_and_the_answer() -> None:
     from toolwire import ThinkingPart
     from toolwire.testing import reply
-    from toolwire.textcalls._conversation import calls_from_text
+    from toolwire.textcalls._text_mode import calls_from_text
     from toolwire.types import StopReason, TextPart, ToolDefinition
 
     weather = [ToolDefinition(name="get_weather")]

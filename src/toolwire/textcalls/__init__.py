@@ -11,7 +11,10 @@ library (plus `json_repair`, lazily, for small broken JSON). Never imports a cod
 
 from __future__ import annotations
 
-from toolwire.textcalls._conversation import (
+from toolwire.textcalls._detection import HasDefinition, ToolLike
+from toolwire.textcalls._parse import parse_tool_calls
+from toolwire.textcalls._render import TOOL_CALL_PREFIX, example_arguments, render_tool_prompt
+from toolwire.textcalls._text_mode import (
     TOOL_MODES,
     ToolMode,
     append_result_text,
@@ -20,9 +23,6 @@ from toolwire.textcalls._conversation import (
     result_text,
     to_text_messages,
 )
-from toolwire.textcalls._model import HasDefinition, ToolLike
-from toolwire.textcalls._parse import parse_tool_calls
-from toolwire.textcalls._render import TOOL_CALL_PREFIX, example_arguments, render_tool_prompt
 
 __all__ = [
     "TOOL_CALL_PREFIX",

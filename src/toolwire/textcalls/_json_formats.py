@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from toolwire.textcalls._model import (
+from toolwire.textcalls._detection import (
     Context,
     Found,
     MarkerValues,

@@ -19,9 +19,9 @@ from typing import Any
 
 from toolwire.codecs.common.arguments import parse_arguments
 from toolwire.codecs.common.ids import new_call_id
+from toolwire.textcalls._detection import Context, Found, RawCall, ToolLike, definitions
 from toolwire.textcalls._json_formats import find_granite, find_hermes, find_mistral, find_python_tag, find_toolwire
-from toolwire.textcalls._loose import find_bare_json, find_fences, find_pythonic_lines
-from toolwire.textcalls._model import Context, Found, RawCall, ToolLike, definitions
+from toolwire.textcalls._markerless_formats import find_bare_json, find_fences, find_pythonic_lines
 from toolwire.textcalls._pythonic import find_pythonic_tags
 from toolwire.textcalls._token_formats import find_deepseek, find_harmony, find_kimi
 from toolwire.textcalls._xml_formats import find_functions

@@ -12,7 +12,7 @@ import ast
 import re
 from typing import Any
 
-from toolwire.textcalls._model import Context, Found, RawCall, rstrip_end, valid_name
+from toolwire.textcalls._detection import Context, Found, RawCall, rstrip_end, valid_name
 from toolwire.textcalls._scan import Finder, value_end
 
 __all__ = ["find_pythonic_tags", "parse_pythonic"]

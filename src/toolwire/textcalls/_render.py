@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolwire.codecs.common.wire import dumps
-from toolwire.textcalls._model import ToolLike, definitions
+from toolwire.textcalls._detection import ToolLike, definitions
 from toolwire.types import ToolDefinition
 
 __all__ = ["TOOL_CALL_PREFIX", "example_arguments", "render_tool_prompt"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from toolwire.textcalls._model import Context, Found, RawCall, rstrip_end, valid_name
+from toolwire.textcalls._detection import Context, Found, RawCall, rstrip_end, valid_name
 from toolwire.textcalls._scan import Finder
 
 __all__ = ["find_deepseek", "find_harmony", "find_kimi", "split_harmony_channels"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from toolwire.textcalls._model import Context, Found, RawCall, coerce, rstrip_end, valid_name
+from toolwire.textcalls._detection import Context, Found, RawCall, coerce, rstrip_end, valid_name
 from toolwire.textcalls._scan import Finder
 
 __all__ = ["find_functions", "parse_tag_body"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from toolwire.textcalls._model import Context, Found, RawCall, calls_from_value
+from toolwire.textcalls._detection import Context, Found, RawCall, calls_from_value
 from toolwire.textcalls._pythonic import parse_pythonic
 from toolwire.textcalls._scan import balanced_values, load_json
 
