@@ -46,7 +46,7 @@ def test_a_claude_code_request_reaches_openai(
     gateway: Gateway, http: httpx2.Client, upstreams: dict[str, ScriptedServer]
 ) -> None:
     upstreams["openai"].add("Done.")
-    body = load("anthropic", "new_request_features.request.json") | {"model": "to-openai", "stream": False}
+    body = load("anthropic", "coding_agent.request.json") | {"model": "to-openai", "stream": False}
     response = http.post(gateway.url + "/v1/messages?beta=true", json=body)
     assert response.status_code == 200, response.text
     assert response.json()["content"] == [{"type": "text", "text": "Done."}]
@@ -150,7 +150,7 @@ def test_a_gemini_request_reaches_openai(
     gateway: Gateway, http: httpx2.Client, upstreams: dict[str, ScriptedServer]
 ) -> None:
     upstreams["openai"].add("Done.")
-    body = load("gemini", "new_request_features.request.json")
+    body = load("gemini", "coding_agent.request.json")
     response = http.post(gateway.url + "/v1beta/models/to-openai:generateContent", json=body)
     assert response.status_code == 200, response.text
     assert response.headers["x-toolwire-dropped"] == ", ".join(

@@ -1,4 +1,4 @@
-"""Shared by the tests of what coding agents send this year (`test_new_request_features_*`).
+"""Shared by the tests of the request fields coding agents send (`test_*_request_fields.py`).
 
 Each fixture there is a body as the newest official SDK types it (validated with them), decoded
 and encoded again for the same provider (the same body back), and encoded for other providers

@@ -1,4 +1,4 @@
-"""Anthropic request features of this year decode: system role messages, cache hints, server blocks."""
+"""Anthropic request fields coding agents send decode: system role messages, cache hints, server blocks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.codecs._request_features import (
+from tests.codecs._request_fields import (
     BASH_SCHEMA,
     EPHEMERAL,
     check_anthropic_body,
@@ -42,7 +42,7 @@ def _fresh_warnings(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
 
 
 def test_anthropic_features_round_trip_and_decode_exactly(caplog: pytest.LogCaptureFixture) -> None:
-    body = load("anthropic", "new_request_features.request.json")
+    body = load("anthropic", "coding_agent.request.json")
     check_anthropic_body(body)
     codec = get_codec("anthropic")
     request = codec.decode_request(copy.deepcopy(body))
@@ -204,7 +204,7 @@ def test_mid_conversation_system_messages_in_every_target(caplog: pytest.LogCapt
 
 
 def test_anthropic_features_encoded_for_openai_drop_what_has_no_place(caplog: pytest.LogCaptureFixture) -> None:
-    request = get_codec("anthropic").decode_request(load("anthropic", "new_request_features.request.json"))
+    request = get_codec("anthropic").decode_request(load("anthropic", "coding_agent.request.json"))
     caplog.clear()
     body = get_codec("openai").encode_request(request)
     assert "cache_control" not in json.dumps(body) and "caller" not in json.dumps(body)

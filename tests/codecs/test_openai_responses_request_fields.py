@@ -1,4 +1,4 @@
-"""OpenAI Responses request features of this year decode: namespace and hosted tools, new item types."""
+"""OpenAI Responses request fields coding agents send decode: namespace and hosted tools, new item types."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from openai.types.responses import Response as SDKResponse
 
-from tests.codecs._request_features import (
+from tests.codecs._request_fields import (
     BASH_SCHEMA,
     CHAT_PARAMS,
     RESPONSES_ITEM,

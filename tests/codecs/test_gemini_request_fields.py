@@ -1,4 +1,4 @@
-"""Gemini request features of this year decode: VALIDATED, responseJsonSchema, thinkingConfig, new parts."""
+"""Gemini request fields coding agents send decode: VALIDATED, responseJsonSchema, thinkingConfig, new parts."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from google.genai import types as genai
 
-from tests.codecs._request_features import (
+from tests.codecs._request_fields import (
     fresh_warnings,
     load,
     messages_of,
@@ -36,7 +36,7 @@ def _fresh_warnings(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
 
 
 def test_gemini_features_round_trip_and_decode_exactly(caplog: pytest.LogCaptureFixture) -> None:
-    body = load("gemini", "new_request_features.request.json")
+    body = load("gemini", "coding_agent.request.json")
     for content in [body["systemInstruction"], *body["contents"]]:
         genai.Content.model_validate(content)
     for tool in body["tools"]:
