@@ -1,4 +1,4 @@
-"""What coding agents send this year passes the gateway to another protocol, drops named."""
+"""What coding agents send passes the gateway to another protocol, drops named."""
 
 from __future__ import annotations
 
