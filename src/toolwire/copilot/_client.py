@@ -1,7 +1,7 @@
 """`CopilotClient`: toolwire's client interface over a Copilot CLI child process.
 
 The CLI runs its own agent loop; toolwire's `Agent` runs tools itself. Each `complete`/
-`stream` call maps one toolwire turn onto the CLI (COPILOT.md §2.4, §7):
+`stream` call maps one toolwire turn onto the CLI:
 
 - a conversation the client has not seen creates a CLI session (`session.create` with the
   tools, then `setApproveAll`) and sends the user text (`session.send`);
@@ -28,11 +28,11 @@ from typing import Any, Literal, cast
 
 from toolwire.client import BaseClient
 from toolwire.copilot._byok import CopilotProvider, provider_wire
+from toolwire.copilot._encode import encode_result, encode_tool, prompt_for, split_system, user_text
 from toolwire.copilot._process import CliCommand, CliProcess, resolve_cli
 from toolwire.copilot._record import TrafficRecord
 from toolwire.copilot._rpc import Closed, CopilotRpcError, RpcConnection
 from toolwire.copilot._turn import TurnReader
-from toolwire.copilot._wire import encode_result, encode_tool, prompt_for, split_system, user_text
 from toolwire.errors import AuthenticationError, ProviderError, ToolwireError
 from toolwire.types import (
     Done,
@@ -56,7 +56,7 @@ PROTOCOL_VERSION = 3
 PermissionMode = Literal["approve-all", "skip", "request", "none"]
 _DEFAULT_TOKEN_ENV = "COPILOT_SDK_AUTH_TOKEN"
 CONNECTION_TOKEN_ENV = "COPILOT_CONNECTION_TOKEN"
-"""When the CLI's environment holds it, the CLI refuses a `connect` without it (COPILOT.md §1.1)."""
+"""When the CLI's environment holds it, the CLI refuses a `connect` without it."""
 _QUICK = 5.0  # seconds for housekeeping requests (abort, destroy, answers on the way out)
 
 
@@ -317,7 +317,7 @@ class CopilotClient(BaseClient):
 
     async def _permission(self, link: _Link, conversation: _Conversation, data: dict[str, Any]) -> None:
         # toolwire reviews calls itself (the agent's reviewer), so the CLI's gate approves our own
-        # tools once and rejects anything else (COPILOT.md §2.5).
+        # tools once and rejects anything else.
         request = data.get("permissionRequest")
         request = request if isinstance(request, dict) else {}
         ours = {d.name for d in conversation.definitions}

@@ -60,7 +60,7 @@ def encode_result(result: ToolResult) -> dict[str, Any]:
     """The `result` object of `session.tools.handlePendingToolCall`.
 
     Errors use the object form with `resultType: failure`: with the bare `error` field the model
-    only sees "Tool execution failed" (probed on CLI 1.0.102, COPILOT.md §2.4).
+    only sees "Tool execution failed" (probed on CLI 1.0.102).
     """
     match result.kind:
         case "text":
