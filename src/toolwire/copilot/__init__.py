@@ -4,9 +4,9 @@
 `session()` interface as the HTTP clients, so `toolwire.Agent` runs on it unchanged. The CLI
 runs its own agent loop; the client maps each of toolwire's turns onto it (see
 `toolwire.copilot._client`). With `provider=CopilotProvider(...)` (bring your own key) the
-CLI calls your own model endpoint and needs no GitHub sign-in. Protocol facts and their
-sources: COPILOT.md in the design notes. This package sits at the edge layer: it imports the
-client and runtime layers only.
+CLI calls your own model endpoint and needs no GitHub sign-in. The protocol facts here were
+read off the CLI (1.0.102) and its SDKs, and `toolwire.testing.fake_copilot` replays them. This
+package sits at the edge layer: it imports the client and runtime layers only.
 """
 
 from __future__ import annotations

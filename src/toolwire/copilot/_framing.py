@@ -1,6 +1,6 @@
 """LSP-style framing of JSON-RPC messages: a `Content-Length: N` header, a blank line, N bytes of JSON.
 
-The Copilot CLI frames every message this way on stdio and on TCP (COPILOT.md §1.2): no
+The Copilot CLI frames every message this way on stdio and on TCP: no
 `Content-Type`, nothing between frames. The decoder is a pure object (`feed(bytes) -> list`)
 so it is testable with plain bytes split anywhere. Imports only `toolwire.errors`.
 """

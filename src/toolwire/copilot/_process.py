@@ -28,7 +28,7 @@ from toolwire.errors import ProviderError, StreamError, TimeoutError, ToolwireEr
 
 __all__ = ["CliCommand", "CliProcess", "resolve_cli", "terminate_group"]
 
-# The SDKs and quorum read the TCP port from this stdout line (COPILOT.md §1.1).
+# The SDKs and quorum read the TCP port from this stdout line.
 _PORT_LINE = re.compile(rb"listening on port (\d+)")
 _STDERR_LINES = 40
 _LIVE: set[int] = set()
@@ -87,7 +87,7 @@ class CliCommand:
     extra_args: Sequence[str] = ()
 
     def arguments(self) -> list[str]:
-        """The full command line (COPILOT.md §1.1, §7)."""
+        """The full command line."""
         args = [*self.argv, "--headless", "--no-auto-update", "--log-level", self.log_level]
         args += ["--stdio"] if self.transport == "stdio" else ["--port", "0"]
         if self.token_env:

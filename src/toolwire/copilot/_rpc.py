@@ -1,6 +1,6 @@
 """JSON-RPC 2.0 over framed byte streams: requests by id, notifications routed by session.
 
-One reader task owns the incoming side and classifies each message (COPILOT.md §1.2):
+One reader task owns the incoming side and classifies each message:
 `id` + no `method` is a response, `id` + `method` a request from the CLI, no `id` a
 notification. Responses resolve the waiting request; `session.event` notifications go to
 the queue of their session, registered before `session.create` is sent so no early event

@@ -2,8 +2,8 @@
 
 A toolwire turn ends when the CLI asks for the tools the model called (every
 `external_tool.requested` of one `assistant.message`: parallel calls arrive together before
-any answer, COPILOT.md §2.4) or when the session goes idle (`session.idle`, the "done"
-signal; after a `session.error` it is a failed request, §3.2). Events of sub-agents
+any answer) or when the session goes idle (`session.idle`, the "done"
+signal; after a `session.error` it is a failed request). Events of sub-agents
 (`agentId`) and event types toolwire does not know are ignored.
 """
 
@@ -110,7 +110,7 @@ class TurnReader:
             event = await self._next()
             kind, data = event.get("type"), event.get("data")
             if event.get("agentId") is not None or not isinstance(data, dict):
-                continue  # sub-agent events belong to the CLI's own loop (COPILOT.md §7)
+                continue  # sub-agent events belong to the CLI's own loop
             for out in self._text_events(kind, data):
                 yield out
             response = await self._handle(kind, data)

@@ -2,7 +2,7 @@
 
 `CopilotApiServer` is a `ScriptedServer` (the scripted turns answer the CLI's OpenAI-format
 `POST /chat/completions`, streamed or not) that also answers what the CLI asks before a
-model call (COPILOT.md §3.3, seen with CLI 1.0.102): `GET /copilot_internal/user` (the
+model call (seen with CLI 1.0.102): `GET /copilot_internal/user` (the
 signed-in user; its `endpoints.api` points back here), `GET /models` (one chat model with
 tool calls and streaming), and 404 for anything else (team customizations, the GitHub MCP
 server: both fail harmlessly). `cli_env()` gives the environment that points a CLI here.

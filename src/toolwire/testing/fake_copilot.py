@@ -1,6 +1,6 @@
 """A scripted stand-in for the GitHub Copilot CLI: `python -m toolwire.testing.fake_copilot`.
 
-It speaks what the real CLI speaks in `--headless` mode (COPILOT.md §6, checked against CLI
+It speaks what the real CLI speaks in `--headless` mode (checked against CLI
 1.0.102): `Content-Length` framing over stdio (`--stdio`) or a loopback TCP port (prints
 `CLI server listening on port <N>`), the `connect`/`ping` handshake, the session methods,
 and the event sequence of a model turn, including parallel tool calls through
@@ -403,7 +403,7 @@ class FakeCli:
 
 
 def _model_view(call: dict[str, Any], answer: dict[str, Any]) -> tuple[str, str]:
-    """What the model sees of an answer (probed on CLI 1.0.102, COPILOT.md §2.4)."""
+    """What the model sees of an answer (probed on CLI 1.0.102)."""
     result = answer.get("result")
     if isinstance(result, str):
         return result, "success"
