@@ -300,6 +300,9 @@ class _ExchangeResponse:
             error = classify(exc)
             event, data = self.ex.protocol.stream_error(error.status, error.message)
             await send({"type": "http.response.body", "body": frame(self.ex.protocol, data, event), "more_body": True})
+        # The client has the whole reply (a client that read its end marker may hang up now): what
+        # is left is the chunked body's terminator, and a disconnect before it is no hang-up.
+        self.ended = True
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _send_error(self, send: Send, error: GatewayError) -> None:
