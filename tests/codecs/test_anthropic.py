@@ -36,6 +36,7 @@ from toolwire import (
     UserMessage,
 )
 from toolwire.codecs import get_codec
+from toolwire.codecs.anthropic import blocks as anthropic_blocks
 from toolwire.errors import CodecError, ProviderError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "anthropic"
@@ -502,6 +503,7 @@ def test_decode_request_keeps_cached_system_blocks_and_drops_server_tools(caplog
             {"name": "f", "input_schema": {"type": "object"}},
         ],
     }
+    anthropic_blocks.warned.clear()  # each drop is logged once per process: another test may have logged it
     with caplog.at_level(logging.WARNING, logger="toolwire.codecs.anthropic"):
         request = CODEC.decode_request(body)
     assert [r.getMessage() for r in caplog.records] == [
