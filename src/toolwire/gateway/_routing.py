@@ -88,7 +88,9 @@ class Target(TargetSettings):
     _client: Client | None = field(default=None, repr=False)
     _offline: OfflineModel | None = field(default=None, repr=False)
 
-    __hash__ = object.__hash__  # one object per upstream, whatever its settings say
+    # One object per upstream, whatever its settings say (the settings compare by value).
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
     def __post_init__(self) -> None:
         TargetSettings.__post_init__(self)
@@ -201,6 +203,7 @@ class Route(RouteSettings):
 
     targets: list[Target] = field(default_factory=list)
 
+    __eq__ = object.__eq__
     __hash__ = object.__hash__
 
     def __post_init__(self) -> None:
