@@ -30,6 +30,18 @@ target = "openai:up-model"
 base_url = "http://127.0.0.1:{fast}/v1"
 api_key_env = "{key}"
 
+[[route]]                  # an OpenAI client to an Anthropic upstream (the same process, /v1/messages)
+model = "bench-claude"
+target = "anthropic:up-model"
+base_url = "http://127.0.0.1:{fast}/v1"
+api_key_env = "{key}"
+
+[[route]]
+model = "bench-claude-slow"
+target = "anthropic:up-model"
+base_url = "http://127.0.0.1:{slow}/v1"
+api_key_env = "{key}"
+
 [[route]]
 model = "bench-slow"
 target = "openai:up-model"
