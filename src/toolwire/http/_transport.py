@@ -138,6 +138,23 @@ class HttpTransport:
             self._pools[loop] = pool
         return pool
 
+    def warm_up(self) -> None:
+        """Build what the first request builds, short of connecting (a server warms before it serves).
+
+        The HTTP stack's imports and the TLS context once per process; inside an event loop,
+        that loop's pool too.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            import httpx2
+
+            from toolwire.http._connections import connections
+
+            connections(verify=_ssl_context(), limits=httpx2.Limits())  # imports the transports
+            return
+        self._pool()
+
     async def aclose(self) -> None:
         """Close the connection pool of the running event loop."""
         pool = self._pools.pop(asyncio.get_running_loop(), None)
