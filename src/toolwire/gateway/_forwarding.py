@@ -362,6 +362,15 @@ class _Opening:
     def finish(self) -> Response:
         return self._decoder.finish()
 
+    def so_far(self) -> Response:
+        return _so_far(self._decoder)
+
+
+def _so_far(decoder: StreamDecoder) -> Response:
+    """The reply so far: unchecked where the decoder can (a guarded one), else `finish()`."""
+    look = getattr(decoder, "so_far", None)
+    return look() if callable(look) else decoder.finish()
+
 
 class _Upstream:
     """Opens the upstream's streams for the tool-mode engine, keeping the decoder of the latest one.
@@ -397,5 +406,6 @@ class _Upstream:
         self.more = False
 
     def finish(self) -> Response:
+        """The reply so far (unchecked: the relay only looks at it; the whole reply is checked at its end)."""
         assert self.decoder is not None  # the relay asks only once events arrived
-        return self.decoder.finish()
+        return _so_far(self.decoder)

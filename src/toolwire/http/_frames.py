@@ -231,9 +231,22 @@ async def _aclose(chunks: AsyncIterator[bytes]) -> None:
         await close()
 
 
+# What `json.loads` ends in, without its three Python layers (untyped, hence getattr).
+_scan: Any = getattr(json.decoder.JSONDecoder(), "scan_once")  # noqa: B009
+
+
+def _loads(data: str) -> Any:
+    """`json.loads(data)`: the scanner alone for an event that is one JSON value and nothing else."""
+    try:
+        value, end = _scan(data, 0)
+    except StopIteration:
+        end = -1
+    return value if end == len(data) else json.loads(data)  # whitespace around it, or an error to raise
+
+
 def _parse_frame(data: str, failures: Failures) -> dict[str, Any]:
     try:
-        value = json.loads(data)
+        value = _loads(data)
     except (ValueError, RecursionError):
         value = None
     if not isinstance(value, dict):

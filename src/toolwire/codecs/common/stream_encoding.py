@@ -217,6 +217,8 @@ class SegmentedEncoder(ABC):
 
     def _release(self, *, hold: bool = False) -> list[WireEvent]:
         """Send the held deltas now (`hold`: those of calls still behind an unfinished one wait again)."""
+        if not self._held_calls:  # nearly always: this runs before every text and thinking delta
+            return []
         held, self._held_calls = _by_call(self._held_calls), []
         out: list[WireEvent] = []
         for event in held:
