@@ -237,13 +237,8 @@ class _ExchangeResponse:
                 watcher.cancel()
                 if self.gateway.access_log:
                     _log(self.request, ex, self.status, self.started, self.hung_up)
-                outcome = {
-                    "toolwire.gateway.mode": ex.mode,
-                    "toolwire.gateway.dropped": ",".join(ex.dropped) or None,
-                    "toolwire.gateway.upstream": ex.target.target,
-                }
-                tokens = dict(zip(("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"), ex.tokens, strict=True))
-                record_gateway(span, self.status, outcome | tokens)
+                if span is not None:  # a tracer records: what the request became
+                    record_gateway(span, self.status, _outcome(ex))
                 self.gateway.record(
                     Outcome(
                         protocol=ex.protocol.name,
@@ -334,6 +329,16 @@ class _ExchangeResponse:
             headers["retry-after"] = error.retry_after
         await send({"type": "http.response.start", "status": error.status, "headers": _raw(headers)})
         await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _outcome(ex: ClientRequest) -> dict[str, Any]:
+    outcome = {
+        "toolwire.gateway.mode": ex.mode,
+        "toolwire.gateway.dropped": ",".join(ex.dropped) or None,
+        "toolwire.gateway.upstream": ex.target.target,
+    }
+    tokens = dict(zip(("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"), ex.tokens, strict=True))
+    return outcome | tokens
 
 
 def _span_attributes(ex: ClientRequest) -> dict[str, Any]:
