@@ -193,9 +193,10 @@ def targets_table(
     for name in ("toolwire openai→openai", "toolwire anthropic→openai", "toolwire openai→anthropic"):
         for key in ("rps", "rps_stream"):
             mine = tput.get(name, {}).get(key)
-            peers = [tput.get(name.replace("toolwire", p), {}).get(key) for p in ("litellm", "portkey")]
-            best = max((v for v in peers if v), default=None)
-            shown = "n/a" if mine is None else f"{mine:,.0f} vs {best:,.0f}" if best else f"{mine:,.0f} (peers fail)"
+            ran = [tput[peer] for p in ("litellm", "portkey") if (peer := name.replace("toolwire", p)) in tput]
+            best = max((v for f in ran if (v := f.get(key))), default=None)
+            lost = "peers not run" if not ran else "peers fail"
+            shown = "n/a" if mine is None else f"{mine:,.0f} vs {best:,.0f}" if best else f"{mine:,.0f} ({lost})"
             ok = mine is not None and (best is None or mine > best)
             items.append(
                 [

@@ -115,6 +115,7 @@ class Target:
 OPENAI_HEADERS = b"authorization: Bearer sk-bench-client\r\n"
 ANTHROPIC_HEADERS = b"x-api-key: sk-bench-client\r\nanthropic-version: 2023-06-01\r\n"
 EXPECTED = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in CALLS]
+MEMORY: dict[str, float] = {}  # toolwire's resident set around the throughput runs, and the requests between
 OO, AO, OA = "openai→openai", "anthropic→openai", "openai→anthropic"  # client protocol → upstream protocol
 
 
@@ -299,15 +300,20 @@ async def measure(args: argparse.Namespace, rows: list[Target], procs: dict[str,
     await sequential(timed, args.requests, stream=False)
     print(f"sequential streaming: {args.requests} requests per row ...", file=sys.stderr)
     await sequential(timed, args.requests, stream=True)
+    toolwire = procs["toolwire"]
+    memory: dict[str, float] = {"before": toolwire.memory_mb("VmRSS"), "requests": 0.0}
     for run in range(args.rounds):
         for t in rows if run % 2 == 0 else rows[::-1]:
             for stream in (False, True):
                 kind = "streamed" if stream else "whole"
                 print(f"throughput {t.name}, {kind}: {args.clients} clients, {args.seconds:g} s ...", file=sys.stderr)
                 rps, cpu = await throughput(t, args.clients, args.seconds, stream, procs.get(t.proc or ""))
+                memory["requests"] += rps * args.seconds if t.proc == "toolwire" else 0
                 (t.rps_stream if stream else t.rps).append(rps)
                 if cpu is not None:
                     (t.cpu_stream if stream else t.cpu).append(cpu)
+    memory["after"] = toolwire.memory_mb("VmRSS")
+    MEMORY.update(memory)
     for t in rows:
         if args.streams and t.streams_row:
             print(f"{args.streams} streams at once through {t.name} ...", file=sys.stderr)
@@ -336,6 +342,11 @@ def report(rows: list[Target], args: argparse.Namespace, elapsed: float) -> dict
         print(tables.streams_table(rows))
     print("\n### Targets\n")
     print(tables.targets_table(lat, ttfb, tput, rows))
+    if MEMORY:
+        print(
+            f"\ntoolwire serve (one worker) resident set: {MEMORY['before']:.0f} MB before the throughput runs, "
+            f"{MEMORY['after']:.0f} MB after them (~{MEMORY['requests']:,.0f} requests through it)."
+        )
     notes = [f"- {t.name}: {t.note}" for t in rows if t.note]
     if notes:
         print("\n" + "\n".join(notes))
