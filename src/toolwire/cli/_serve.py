@@ -59,8 +59,10 @@ def _log_requests(debug: bool) -> None:
     """One line per request on stderr (bodies too with --debug), in this process."""
     root = logging.getLogger("toolwire")
     if not root.handlers:  # a worker process starts without the CLI's handler
+        from toolwire.http import SafeLogFormatter
+
         handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(SafeLogFormatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
         root.propagate = False
     logging.getLogger("toolwire.gateway").setLevel(logging.DEBUG if debug else logging.INFO)
