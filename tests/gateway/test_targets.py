@@ -183,7 +183,46 @@ def test_route_tables_with_targets_build_routes() -> None:
         ("ollama:b", 1.0, "text"),
     ]
     assert (route.target, route.strategy, route.cooldown) == ("openai:a", "balance", 5)
-    with pytest.raises(ValueError, match="weight must be a positive number"):
+    with pytest.raises(ValueError, match=r"weight must be a number from more than 0 to 1e\+06, got 0"):
         Target("openai:a", weight=0)
     with pytest.raises(ValueError, match="strategy must be one of"):
         Route("*", "openai:a", strategy="random")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "rest", "handed_on"),
+    [("1e400", 600.0, "600"), ("inf", 600.0, "600"), ("0", None, None), ("nan", None, None), ("-5", None, None)],
+)
+def test_a_retry_after_out_of_range_neither_benches_a_target_nor_turns_its_cool_down_off(
+    first: ScriptedServer, retry_after: str, rest: float | None, handed_on: str | None
+) -> None:
+    first.add(*[ErrorReply(status=429, message="busy", headers={"retry-after": retry_after})] * 3)
+    with _gateway(_openai(first, "a"), cooldown=45.0) as gateway:
+        target = gateway.app.state.gateway.router.routes[0].targets[0]
+        answers = [httpx2.post(gateway.url + "/v1/chat/completions", json=BODY, timeout=30) for _ in range(3)]
+        resting = target.resting_until - time.monotonic()
+    assert [a.status_code for a in answers] == [429] * 3
+    assert answers[0].headers.get("retry-after") == handed_on
+    # Capped at ten minutes; or, with no usable wish, the route's cool-down after the third failure.
+    assert (rest or 45.0) - 30 < resting <= (rest or 45.0)
+
+
+def test_a_target_that_never_answers_hands_the_request_on_after_its_time_to_first_byte(
+    second: ScriptedServer,
+) -> None:
+    from tests.gateway.test_errors import Hanging
+
+    silent = Hanging()
+    second.add(reply("from the second"))
+    hanging = Target("openai-compatible:silent", base_url=f"http://127.0.0.1:{silent.port}/v1", timeout=0.5)
+    try:
+        with _gateway(hanging, _openai(second, "b")) as gateway:
+            answer = httpx2.post(gateway.url + "/v1/chat/completions", json=BODY, timeout=60)
+    finally:
+        silent.sock.close()
+    assert silent.accepted.is_set()  # it was asked, and said nothing
+    assert (answer.status_code, _text(answer), answer.headers["x-toolwire-target"]) == (
+        200,
+        "from the second",
+        "openai-compatible:b",
+    )

@@ -36,6 +36,7 @@ from toolwire.gateway._packed_context import MARK, SIGNATURE_MARK, pack_response
 from toolwire.gateway._protocols import Protocol, frame, usage_of
 from toolwire.gateway._relay import OpeningAhead, Relay, client_view
 from toolwire.gateway._routing import Route, RouteConfigError, Target
+from toolwire.http import parse_retry_after
 from toolwire.types import Request, Response, StreamEvent, TextDelta
 
 __all__ = ["ClientRequest", "Start", "forward"]
@@ -173,10 +174,8 @@ def _worth_another_target(status: int) -> bool:
 
 
 def _seconds(retry_after: str | None) -> float | None:
-    try:
-        return float(retry_after) if retry_after else None
-    except ValueError:
-        return None  # an HTTP date: the route's cool-down applies
+    """The upstream's wish in seconds, bounded as the transport reads it (None: the cool-down applies)."""
+    return parse_retry_after({"retry-after": retry_after}) if retry_after else None
 
 
 # passthrough
