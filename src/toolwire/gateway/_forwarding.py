@@ -10,7 +10,9 @@ upstream 429 becomes the client's 429) and every later piece as soon as it exist
 - Translation, read in order: the client's codec decodes the body, packed context is restored
   (`_packed_context`) and what the target cannot carry is dropped and named; the route's
   target is picked (`forward`, with fallback); the tool-mode engine (`toolwire.toolmodes`)
-  asks the target's client in the target's mode; the reply (or each stream event, through the
+  asks the target's client in the target's mode (a call read out of the reply's text that was
+  cut, or names a tool the client never offered, reaches the client as text, never as a call
+  it would run); the reply (or each stream event, through the
   client codec's `stream_encoder()`) is encoded in the client's protocol.
 """
 
@@ -260,7 +262,7 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
     with collect_degradations() as degraded:
         request = _inbound(ex, client.codec.name)
         if not ex.stream:
-            response = await toolmodes.complete(client, request, state)
+            response = await toolmodes.complete(client, request, state, runnable_only=True)
             ex.dropped.extend(degraded)
             async for piece in _whole_reply(ex, response):
                 yield piece
@@ -268,7 +270,7 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
         ahead = OpeningAhead(ex.protocol, ex.model)
         asyncio.get_running_loop().call_soon(ahead.encode)  # runs while the upstream is asked
         upstream = _Upstream(client, opening=not ex.fallback_left)
-        events = toolmodes.stream(client, request, state, opener=upstream.open)
+        events = toolmodes.stream(client, request, state, opener=upstream.open, runnable_only=True)
         first = await _first(events)  # upstream errors are raised here, before any status goes out
         ex.dropped.extend(degraded)
     async with aclosing(events):
