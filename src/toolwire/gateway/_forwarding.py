@@ -31,7 +31,7 @@ from toolwire.client import Client
 from toolwire.codecs import StreamDecoder, get_codec
 from toolwire.codecs.common.degradations import collect_degradations
 from toolwire.codecs.common.wire import dumps
-from toolwire.errors import ToolwireError
+from toolwire.errors import CodecError, ProviderError, ToolwireError
 from toolwire.gateway._errors import GatewayError, classify
 from toolwire.gateway._namespaces import namespaced_tools, with_namespaces
 from toolwire.gateway._packed_context import MARK, SIGNATURE_MARK, pack_response, unpack_request
@@ -39,7 +39,7 @@ from toolwire.gateway._protocols import Protocol, frame, usage_of
 from toolwire.gateway._relay import OpeningAhead, Relay, client_view
 from toolwire.gateway._routing import Route, RouteConfigError, Target
 from toolwire.http import parse_retry_after
-from toolwire.types import Request, Response, StreamEvent, TextDelta
+from toolwire.types import Done, Request, Response, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 
 __all__ = ["ClientRequest", "Start", "forward"]
 
@@ -128,10 +128,12 @@ class ClientRequest:
 async def forward(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
     """The reply to one request: `Start`, then body bytes, from the first target that answers.
 
-    A target that fails before the reply's status goes out (a connection error, a timeout, a
-    429 or a 5xx) hands the request to the next candidate of the route, with its own tool mode
-    and translation; the last candidate's failure reaches the client. Once the status is out,
-    the reply is that target's, errors included. `x-toolwire-target` names who served it.
+    One rule for both paths: a target that gave no reply (unreachable, a timeout, a 429 or a
+    5xx, a 200 whose body is not JSON, a stream cut before its first text or call) hands the
+    request to the next candidate of the route, with its own tool mode and translation; the
+    last candidate's failure reaches the client. A reply the decoder refuses was still a reply
+    (and billed): it is a 502, never asked of a second target. Once the status is out, the
+    reply is that target's, errors included. `x-toolwire-target` names who served it.
     """
     candidates = ex.route.candidates()
     for number, target in enumerate(candidates):
@@ -154,7 +156,7 @@ async def forward(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
             if started:
                 raise
             error = classify(exc)
-            if not _worth_another_target(error.status):
+            if not _worth_another_target(error.status) or isinstance(exc, CodecError):
                 raise
             ex.failures.append((target.target, error.status))
             target.failed(ex.route.cooldown, _seconds(error.retry_after))
@@ -192,13 +194,17 @@ async def _passthrough(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]
         headers = {"content-type": reply.content_type}
         if not ex.stream:
             data = await reply.read()
-            ex.tokens = _tokens(data)
+            ex.tokens = _tokens(_json_reply(data, client.provider, reply.status))
             yield Start(reply.status, headers)
             yield data
             return
+        chunks = reply.chunks()
+        held = await _until_content(chunks, ex.protocol) if ex.fallback_left else []
         yield Start(reply.status, headers | {"cache-control": "no-cache"})
         try:
-            async for chunk in reply.chunks():
+            for chunk in held:
+                yield chunk
+            async for chunk in chunks:
                 yield chunk
         except ToolwireError as exc:
             error = classify(exc)
@@ -207,12 +213,70 @@ async def _passthrough(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]
             yield b"\n\n" + frame(ex.protocol, payload, name)
 
 
-def _tokens(data: bytes) -> tuple[int | None, int | None]:
+def _json_reply(data: bytes, provider: str, status: int) -> dict[str, Any]:
+    """A passthrough reply's body, which must be a JSON object, as it must when translated."""
     try:
         body = json.loads(data)
-    except ValueError:
-        return None, None
-    return usage_of(body) if isinstance(body, dict) else (None, None)
+    except (ValueError, RecursionError):
+        body = None
+    if not isinstance(body, dict):
+        raise ProviderError(
+            f"{provider} answered with a body that is not a JSON object: {data[:200]!r}; "
+            "check base_url points at the provider's API.",
+            provider=provider,
+            status=status,
+        )
+    return body
+
+
+def _tokens(body: dict[str, Any]) -> tuple[int | None, int | None]:
+    return usage_of(body)
+
+
+_HOLD_BYTES = 256 * 1024  # a stream that says nothing for this long is passed on as it is
+
+
+async def _until_content(chunks: AsyncIterator[bytes], protocol: Protocol) -> list[bytes]:
+    """A passthrough stream's first chunks, held until its first text or call (or its end).
+
+    With another target left, the client's stream begins only there, as a translated one does
+    (`_Upstream`): an upstream that sends its opening frame and is cut hands the request on.
+    """
+    watch = _FirstContent(protocol)
+    held: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        held.append(chunk)
+        size += len(chunk)
+        if watch.feed(chunk) or size > _HOLD_BYTES:
+            break
+    return held
+
+
+class _FirstContent:
+    """Reads a passthrough stream's frames with its codec's decoder until one carries content."""
+
+    def __init__(self, protocol: Protocol) -> None:
+        self._decoder = get_codec(protocol.name).stream_decoder()
+        self._separator = b"\n" if protocol.framing == "ndjson" else b"\n\n"
+        self._rest = b""
+
+    def feed(self, chunk: bytes) -> bool:
+        *frames, self._rest = (self._rest + chunk).replace(b"\r\n", b"\n").split(self._separator)
+        return any(self._carries_content(frame) for frame in frames)
+
+    def _carries_content(self, frame: bytes) -> bool:
+        if self._separator == b"\n\n":
+            frame = b"\n".join(line[5:].strip() for line in frame.split(b"\n") if line.startswith(b"data:"))
+        if not frame.strip() or frame.strip() == b"[DONE]":
+            return False
+        try:
+            events = self._decoder.feed(json.loads(frame))
+        except Exception:  # not the upstream's protocol after all: the client sees it as it came
+            return True
+        return any(
+            isinstance(e, ToolCallDelta | Done) or (isinstance(e, TextDelta | ThinkingDelta) and e.text) for e in events
+        )
 
 
 # translation
