@@ -214,3 +214,10 @@ def test_a_field_name_with_control_characters_is_answered_and_named_escaped(
     response = http.post(gateway.url + "/v1/chat/completions", json=body)  # before: no reply at all
     assert response.status_code == 200
     assert response.headers["x-toolwire-dropped"] == "openai:" + name.encode("unicode_escape").decode()
+
+
+def test_a_trailing_slash_is_a_404_not_a_redirect_to_the_clients_host(gateway: Gateway, http: httpx2.Client) -> None:
+    path, body = VALID["openai"]
+    response = http.post(gateway.url + path + "/", json=body, headers={"host": "evil.example"})
+    assert response.status_code == 404  # before: 307 to http://evil.example/v1/chat/completions
+    assert "location" not in response.headers

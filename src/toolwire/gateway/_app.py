@@ -399,6 +399,9 @@ def create_app(
         HttpRoute("/metrics", partial(_metrics_text, gateway), methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    # Starlette answers `/v1/messages/` with a redirect built from the client's Host header: a
+    # Location any client can point elsewhere. A path is served as written or not at all.
+    app.router.redirect_slashes = False
     app.state.gateway = gateway  # `draining`, `metrics` and `router`, for embedding and tests
     return app
 
