@@ -198,6 +198,13 @@ async def _passthrough(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]
             yield Start(reply.status, headers)
             yield data
             return
+        if not reply.content_type.startswith(ex.protocol.media_type):  # a stream that is none: no reply
+            raise ProviderError(
+                f"{client.provider} answered a stream request with {reply.content_type!r}, not a "
+                f"{ex.protocol.media_type} stream; check base_url points at the provider's API.",
+                provider=client.provider,
+                status=reply.status,
+            )
         chunks = reply.chunks()
         held = await _until_content(chunks, ex.protocol) if ex.fallback_left else []
         yield Start(reply.status, headers | {"cache-control": "no-cache"})
