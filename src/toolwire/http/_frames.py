@@ -3,9 +3,13 @@
 `read_frames` picks the reader for the provider's framing. Each reader turns the body's bytes
 into pieces of JSON text (`_sse` splits server-sent events; NDJSON lines are split here), parses
 them, and holds the stream to the endpoint's idle timeout and deadline; its failures are the
-endpoint's `Failures`. A new framing (AWS event-stream, say) is a value of `Framing`, a decoder
-of its bytes in a module of its own beside `_sse`, and a reader here. Imports only
+endpoint's `Failures`. A framing is a value of `Framing`, a decoder of its bytes in a module of its
+own (`_sse`, `_eventstream`), and a reader here. Imports only
 `toolwire.errors`, the http package's own modules and the standard library (httpx2 inside the readers).
+
+The AWS event stream (`_eventstream`, Bedrock) is binary: each frame becomes one object in
+botocore's parsed form, `{event type: payload}`, and an exception frame `{exception type:
+payload}` for the codec to raise as its typed error.
 """
 
 from __future__ import annotations
@@ -18,15 +22,17 @@ from collections.abc import AsyncIterable, AsyncIterator
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
 
 from toolwire.errors import ToolwireError
+from toolwire.http._eventstream import EventStreamFormatError, EventStreamReader, parsed_event
 from toolwire.http._failures import Failures
 from toolwire.http._sse import SseEventTooLarge, SseReader
 
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["END_OF_STREAM", "MAX_EVENT_BYTES", "Frame", "Framing", "drain", "read_frames"]
+__all__ = ["END_OF_STREAM", "EVENTSTREAM_MEDIA_TYPE", "MAX_EVENT_BYTES", "Frame", "Framing", "drain", "read_frames"]
 
-Framing: TypeAlias = Literal["sse", "ndjson"]
+Framing: TypeAlias = Literal["sse", "ndjson", "eventstream"]
+EVENTSTREAM_MEDIA_TYPE = "application/vnd.amazon.eventstream"
 
 
 class _EndOfStream:
@@ -52,7 +58,7 @@ def read_frames(
     response: httpx2.Response, framing: Framing, failures: Failures, ends_at: float | None
 ) -> AsyncIterator[Frame]:
     """The frames of a streamed reply: parsed events, plus `END_OF_STREAM` for `[DONE]`."""
-    frames = _sse_frames if framing == "sse" else _ndjson_frames
+    frames = {"sse": _sse_frames, "ndjson": _ndjson_frames, "eventstream": _eventstream_frames}[framing]
     return frames(response, failures, ends_at)
 
 
@@ -128,6 +134,35 @@ async def _ndjson_frames(response: httpx2.Response, failures: Failures, ends_at:
                 raise failures.scrub(failures.stream_error(f"sent a line longer than {MAX_EVENT_BYTES} bytes"))
             if line.strip():
                 yield _parse_frame(line, failures)
+    except httpx2.TimeoutException as exc:
+        raise failures.scrub(failures.transport_error(exc)) from exc
+    except httpx2.HTTPError as exc:
+        raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
+
+
+async def _event_messages(response: httpx2.Response) -> AsyncIterator[dict[str, Any]]:
+    """Each frame of an AWS event stream in botocore's parsed form, as the frames complete."""
+    reader = EventStreamReader()
+    async for chunk in response.aiter_bytes():
+        for message in reader.feed(chunk):
+            yield parsed_event(message)
+    reader.close()
+
+
+async def _eventstream_frames(
+    response: httpx2.Response, failures: Failures, ends_at: float | None
+) -> AsyncIterator[Frame]:
+    import httpx2
+
+    media_type = response.headers.get("content-type", "").partition(";")[0].strip()
+    if media_type.lower() != EVENTSTREAM_MEDIA_TYPE:
+        error = f"is not an AWS event stream: its content type is {media_type!r}, not {EVENTSTREAM_MEDIA_TYPE!r}"
+        raise failures.scrub(failures.stream_error(error))
+    try:
+        async for event in _within_idle_timeout(_event_messages(response), failures, ends_at):
+            yield event
+    except EventStreamFormatError as exc:
+        raise failures.scrub(failures.stream_error(f"is not a valid event stream: {exc}")) from exc
     except httpx2.TimeoutException as exc:
         raise failures.scrub(failures.transport_error(exc)) from exc
     except httpx2.HTTPError as exc:
