@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire.errors import AuthenticationError
-from toolwire.http import AwsCredentials, SigV4Signer, Signer
+from toolwire.http import AwsCredentials, Signer, SigV4Signer
 from toolwire.providers import PROVIDERS, Provider
 
 __all__ = [

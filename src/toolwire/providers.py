@@ -84,7 +84,9 @@ class Provider:
         """What a base URL for this provider looks like, for a 404 that says nothing is served there."""
         if self.codec == "openai":
             return "OpenAI-compatible servers usually end in /v1, e.g. http://localhost:8000/v1"
-        example = (self.base_url or "").format(location_host="us-central1-aiplatform.googleapis.com", region="us-east-1")
+        example = (self.base_url or "").format(
+            location_host="us-central1-aiplatform.googleapis.com", region="us-east-1"
+        )
         if self.version_segment:
             example = example.removesuffix(self.version_segment)
         added = self.version_segment + self.path.split("{", 1)[0]

@@ -95,6 +95,8 @@ class RecordedRequest:
         codec: The wire format the path selected (`None` for unknown paths).
         request: The body decoded by that codec's `decode_request` (`None` if it could not be).
         decode_error: Why decoding failed, if it did.
+        stream: Whether the request asked for a stream.
+        raw_body: The body's bytes as they arrived (what a request signature covers).
     """
 
     path: str
@@ -104,6 +106,7 @@ class RecordedRequest:
     request: Request | None = None
     decode_error: str | None = None
     stream: bool = False
+    raw_body: bytes = b""
 
 
 # the server
@@ -254,6 +257,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         route = _route_for(self.path)
         record = self._record(route, body)
+        record.raw_body = raw
         if route is None:
             self._send_json(404, {"error": {"message": f"ScriptedServer has no route for {self.path!r}."}}, {})
             return
