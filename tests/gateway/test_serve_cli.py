@@ -162,7 +162,7 @@ def test_the_offline_scripted_model_is_a_route_target_no_key_no_network(tmp_path
             'model = "m"\ntarget = "opnai:gpt-4o"',
             {},
             "toolwire: error: Route 'm' cannot reach 'opnai:gpt-4o': Unknown provider 'opnai' in 'opnai:gpt-4o'; "
-            "use one of: anthropic, gemini, llama-cpp-python, llamacpp, ollama, ollama-openai, openai, "
+            "use one of: anthropic, bedrock, gemini, llama-cpp-python, llamacpp, ollama, ollama-openai, openai, "
             "openai-compatible, openai-responses, vertex, vllm, vllm-no-tool-parser.",
         ),
         (
