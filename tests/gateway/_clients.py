@@ -252,7 +252,7 @@ def bedrock_client(url: str, **credentials: Any) -> Any:
     from botocore.config import Config
 
     credentials = credentials or {"aws_access_key_id": GATEWAY_KEY, "aws_secret_access_key": "not-checked"}
-    config = Config(retries={"max_attempts": 1, "mode": "standard"}, read_timeout=60)
+    config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=60)
     return boto3.client("bedrock-runtime", endpoint_url=url, region_name="us-east-1", config=config, **credentials)
 
 

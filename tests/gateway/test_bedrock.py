@@ -1,0 +1,168 @@
+"""Bedrock at the gateway: boto3's bedrock-runtime client as a real client, Bedrock targets behind any client.
+
+The tool loops of every client protocol against every upstream (Bedrock's included) are in
+test_tool_loop.py; here: both ways boto3 authenticates, its errors, a mid-stream failure, model
+ids that are ARNs, and a Bedrock upstream reached with SigV4 whose signature botocore agrees with.
+"""
+
+from __future__ import annotations
+
+import datetime
+import urllib.parse
+from collections.abc import Iterator
+from typing import Any
+
+import openai
+import pytest
+from botocore.exceptions import ClientError, EventStreamError
+
+from tests.gateway._clients import GATEWAY_KEY, TOOLS, bedrock_client, bedrock_stream_message
+from tests.gateway.conftest import KEY_ENV, UPSTREAM_KEY, Gateway
+from tests.http.test_sigv4 import botocore_signature
+from toolwire.gateway import Route, create_app
+from toolwire.http import AwsCredentials
+from toolwire.testing import DropStream, ErrorReply, ScriptedServer, reply
+from toolwire.types import ToolCall
+
+ARN = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+TOOL_CONFIG = {
+    "tools": [
+        {"toolSpec": {"name": t["name"], "description": t["description"], "inputSchema": {"json": t["parameters"]}}}
+        for t in TOOLS
+    ]
+}
+HELLO = [{"role": "user", "content": [{"text": "Weather in Paris?"}]}]
+
+
+@pytest.fixture(scope="module")
+def anthropic_upstream() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def gateway(anthropic_upstream: ScriptedServer, upstream_key: str) -> Iterator[Gateway]:
+    url = anthropic_upstream.base_url
+    routes = [
+        Route(model="arn:aws:bedrock:*", target="anthropic:claude-up", base_url=url, api_key_env=KEY_ENV),
+        Route(model="anthropic.*", target="anthropic:claude-up", base_url=url, api_key_env=KEY_ENV),
+    ]
+    with Gateway(create_app(routes, keys=[GATEWAY_KEY])) as running:
+        yield running
+
+
+def test_a_bedrock_api_key_is_a_gateway_key(gateway: Gateway, anthropic_upstream: ScriptedServer) -> None:
+    # botocore sends AWS_BEARER_TOKEN_BEDROCK as `Authorization: Bearer` (over HTTPS only: behind a
+    # TLS-terminating proxy); the same request over plain HTTP here.
+    import httpx2
+
+    anthropic_upstream.add(reply("Sunny.", [ToolCall(id="toolu_1", name="get_weather", arguments={"city": "Paris"})]))
+    path = f"/model/{urllib.parse.quote(ARN, safe='')}/converse"
+    body = {"messages": HELLO, "toolConfig": TOOL_CONFIG}
+    response = httpx2.post(gateway.url + path, json=body, headers={"authorization": f"Bearer {GATEWAY_KEY}"})
+    assert response.status_code == 200
+    assert anthropic_upstream.requests[-1].headers["x-api-key"] == UPSTREAM_KEY  # the client's key stays here
+    answer = response.json()
+    assert answer["output"]["message"]["content"] == [
+        {"text": "Sunny."},
+        {"toolUse": {"toolUseId": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}},
+    ]
+    assert answer["stopReason"] == "tool_use"
+
+
+def test_a_sigv4_signature_offers_its_access_key_id(gateway: Gateway, anthropic_upstream: ScriptedServer) -> None:
+    anthropic_upstream.add(reply("Hi."))
+    answer = bedrock_client(gateway.url).converse(modelId="anthropic.claude-3-haiku-20240307-v1:0", messages=HELLO)
+    assert answer["output"]["message"]["content"] == [{"text": "Hi."}]
+    # The model id reached the router decoded, ':' and all.
+    assert anthropic_upstream.requests[-1].request.model == "claude-up"  # type: ignore[union-attr]
+
+
+def test_a_wrong_key_is_refused_in_bedrocks_terms(gateway: Gateway) -> None:
+    client = bedrock_client(gateway.url, aws_access_key_id="AKIDWRONG", aws_secret_access_key="x")
+    with pytest.raises(ClientError) as raised:
+        client.converse(modelId=ARN, messages=HELLO)
+    error = raised.value.response
+    assert error["ResponseMetadata"]["HTTPStatusCode"] == 401
+    assert error["Error"]["Code"] == "UnrecognizedClientException"
+    assert "Missing or wrong gateway key" in error["Error"]["Message"]
+
+
+def test_an_upstream_429_is_bedrocks_throttling(gateway: Gateway, anthropic_upstream: ScriptedServer) -> None:
+    anthropic_upstream.add(ErrorReply(status=429, message="slow down", headers={"retry-after": "3"}))
+    with pytest.raises(ClientError) as raised:
+        bedrock_client(gateway.url).converse(modelId=ARN, messages=HELLO)
+    assert raised.value.response["Error"]["Code"] == "ThrottlingException"
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 429
+
+
+def test_a_failure_mid_stream_is_an_exception_event(gateway: Gateway, anthropic_upstream: ScriptedServer) -> None:
+    anthropic_upstream.add(DropStream(response=reply("A long answer that never ends."), after=4, clean=False))
+    stream = bedrock_client(gateway.url).converse_stream(modelId=ARN, messages=HELLO)["stream"]
+    with pytest.raises(EventStreamError) as raised:
+        bedrock_stream_message(stream)
+    assert raised.value.response["Error"]["Code"] in ("internalServerException", "modelStreamErrorException")
+
+
+def test_an_unknown_operation_is_a_404(gateway: Gateway) -> None:
+    import httpx2
+
+    response = httpx2.post(
+        gateway.url + "/model/anthropic.claude/invoke", json={}, headers={"authorization": f"Bearer {GATEWAY_KEY}"}
+    )
+    assert response.status_code == 404
+    assert response.json() == {
+        "__type": "ResourceNotFoundException",
+        "message": "Unknown Bedrock operation 'invoke'; use converse or converse-stream.",
+    }
+
+
+# A Bedrock upstream signed with SigV4, behind an OpenAI client.
+
+
+@pytest.fixture
+def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> AwsCredentials:
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+    monkeypatch.setenv("AWS_REGION", "eu-central-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDGATEWAYUPSTREAM")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "gateway/upstream/secret/key")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "gateway-session-token")
+    return AwsCredentials("AKIDGATEWAYUPSTREAM", "gateway/upstream/secret/key", "gateway-session-token")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_bedrock_target_signed_as_botocore_signs(
+    aws_credentials: AwsCredentials, monkeypatch: pytest.MonkeyPatch, stream: bool
+) -> None:
+    calls = [
+        ToolCall(id="tooluse_a", name="get_weather", arguments={"city": "Paris"}),
+        ToolCall(id="tooluse_b", name="get_time", arguments={"tz": "CET"}),
+    ]
+    with ScriptedServer([reply("Both.", calls)]) as bedrock:
+        route = Route(model="gpt-*", target=f"bedrock:{ARN}", base_url=bedrock.base_url)
+        with Gateway(create_app([route], keys=[GATEWAY_KEY])) as gateway:
+            client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=GATEWAY_KEY, max_retries=0)
+            tools: Any = [{"type": "function", "function": t} for t in TOOLS]
+            messages: Any = [{"role": "user", "content": "Weather and time?"}]
+            if stream:
+                chunks = list(
+                    client.chat.completions.create(model="gpt-x", messages=messages, tools=tools, stream=True)
+                )
+                deltas = [c for ch in chunks if ch.choices for c in ch.choices[0].delta.tool_calls or []]
+                names = [c.function.name for c in deltas if c.function and c.function.name]
+            else:
+                answer = client.chat.completions.create(model="gpt-x", messages=messages, tools=tools)
+                names = [c.function.name for c in answer.choices[0].message.tool_calls or []]  # type: ignore[union-attr]
+            client.close()
+        assert names == ["get_weather", "get_time"]
+    recorded = bedrock.requests[0]
+    action = "converse-stream" if stream else "converse"
+    assert recorded.path == f"/model/{urllib.parse.quote(ARN, safe='')}/{action}"
+    when = datetime.datetime.strptime(recorded.headers["x-amz-date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.UTC)
+    signed = {"content-type": recorded.headers["content-type"], "host": recorded.headers["host"]}
+    url = f"http://{recorded.headers['host']}{recorded.path}"
+    theirs = botocore_signature(
+        "POST", url, recorded.raw_body, signed, aws_credentials, "eu-central-1", when, monkeypatch
+    )
+    assert recorded.headers["authorization"] == theirs
+    assert recorded.headers["x-amz-security-token"] == "gateway-session-token"
