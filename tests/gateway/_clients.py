@@ -256,8 +256,15 @@ def bedrock_client(url: str, **credentials: Any) -> Any:
     return boto3.client("bedrock-runtime", endpoint_url=url, region_name="us-east-1", config=config, **credentials)
 
 
-def bedrock_converse(url: str, model: str, stream: bool, turns: int, client: Any = None) -> list[Turn]:
-    client = client or bedrock_client(url)
+def bedrock_converse(url: str, model: str, stream: bool, turns: int) -> list[Turn]:
+    client = bedrock_client(url)
+    try:
+        return _bedrock_loop(client, model, stream, turns)
+    finally:
+        client.close()  # its connection pool, or a later test sees an unclosed socket
+
+
+def _bedrock_loop(client: Any, model: str, stream: bool, turns: int) -> list[Turn]:
     tools = {"tools": [{"toolSpec": _spec(s)} for s in TOOLS]}
     messages: list[Any] = [{"role": "user", "content": [{"text": "Weather and time, please."}]}]
     seen: list[Turn] = []

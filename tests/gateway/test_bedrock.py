@@ -8,8 +8,12 @@ ids that are ARNs, and a Bedrock upstream reached with SigV4 whose signature bot
 from __future__ import annotations
 
 import datetime
+import re
+import subprocess
+import sys
 import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -70,37 +74,57 @@ def test_a_bedrock_api_key_is_a_gateway_key(gateway: Gateway, anthropic_upstream
     assert answer["stopReason"] == "tool_use"
 
 
-def test_a_sigv4_signature_offers_its_access_key_id(gateway: Gateway, anthropic_upstream: ScriptedServer) -> None:
+@pytest.fixture
+def boto3_client(gateway: Gateway) -> Iterator[Any]:
+    client = bedrock_client(gateway.url)
+    yield client
+    client.close()  # its connection pool, or a later test sees an unclosed socket
+
+
+def test_a_sigv4_signature_offers_its_access_key_id(boto3_client: Any, anthropic_upstream: ScriptedServer) -> None:
     anthropic_upstream.add(reply("Hi."))
-    answer = bedrock_client(gateway.url).converse(modelId="anthropic.claude-3-haiku-20240307-v1:0", messages=HELLO)
+    answer = boto3_client.converse(modelId="anthropic.claude-3-haiku-20240307-v1:0", messages=HELLO)
     assert answer["output"]["message"]["content"] == [{"text": "Hi."}]
     # The model id reached the router decoded, ':' and all.
     assert anthropic_upstream.requests[-1].request.model == "claude-up"  # type: ignore[union-attr]
+
+
+def test_the_readme_boto3_example_runs_through_the_gateway(
+    gateway: Gateway, anthropic_upstream: ScriptedServer
+) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"^```python\n(.*?)^```", readme, re.DOTALL | re.MULTILINE) if "boto3" in b]
+    local = block.replace("http://127.0.0.1:4000", gateway.url).replace("my-gateway-key", GATEWAY_KEY)
+    anthropic_upstream.add(reply("Hello through the gateway."))
+    done = subprocess.run([sys.executable, "-c", local], capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "Hello through the gateway.\n", "")
 
 
 def test_a_wrong_key_is_refused_in_bedrocks_terms(gateway: Gateway) -> None:
     client = bedrock_client(gateway.url, aws_access_key_id="AKIDWRONG", aws_secret_access_key="x")
     with pytest.raises(ClientError) as raised:
         client.converse(modelId=ARN, messages=HELLO)
+    client.close()
     error = raised.value.response
     assert error["ResponseMetadata"]["HTTPStatusCode"] == 401
     assert error["Error"]["Code"] == "UnrecognizedClientException"
     assert "Missing or wrong gateway key" in error["Error"]["Message"]
 
 
-def test_an_upstream_429_is_bedrocks_throttling(gateway: Gateway, anthropic_upstream: ScriptedServer) -> None:
+def test_an_upstream_429_is_bedrocks_throttling(boto3_client: Any, anthropic_upstream: ScriptedServer) -> None:
     anthropic_upstream.add(ErrorReply(status=429, message="slow down", headers={"retry-after": "3"}))
     with pytest.raises(ClientError) as raised:
-        bedrock_client(gateway.url).converse(modelId=ARN, messages=HELLO)
+        boto3_client.converse(modelId=ARN, messages=HELLO)
     assert raised.value.response["Error"]["Code"] == "ThrottlingException"
     assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 429
 
 
-def test_a_failure_mid_stream_is_an_exception_event(gateway: Gateway, anthropic_upstream: ScriptedServer) -> None:
+def test_a_failure_mid_stream_is_an_exception_event(boto3_client: Any, anthropic_upstream: ScriptedServer) -> None:
     anthropic_upstream.add(DropStream(response=reply("A long answer that never ends."), after=4, clean=False))
-    stream = bedrock_client(gateway.url).converse_stream(modelId=ARN, messages=HELLO)["stream"]
+    stream = boto3_client.converse_stream(modelId=ARN, messages=HELLO)["stream"]
     with pytest.raises(EventStreamError) as raised:
         bedrock_stream_message(stream)
+    stream.close()
     assert raised.value.response["Error"]["Code"] in ("internalServerException", "modelStreamErrorException")
 
 
