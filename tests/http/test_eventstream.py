@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import struct
 import zlib
 from typing import Any
@@ -18,6 +20,7 @@ from toolwire.http import (
     EVENTSTREAM_MEDIA_TYPE,
     EventStreamFormatError,
     EventStreamReader,
+    HttpTransport,
     encode_event,
     encode_message,
     parsed_event,
@@ -198,3 +201,33 @@ def test_a_stream_that_is_not_an_event_stream() -> None:
     with ScriptedServer([RawReply(body=b"data: {}\n\n")]) as server:
         with pytest.raises(StreamError, match="is not an AWS event stream: its content type is 'text/event-stream'"):
             _stream(server)
+
+
+# InvokeModelWithResponseStream: the model's own events wrapped in `chunk` frames.
+
+
+def _chunk(event: dict[str, Any]) -> bytes:
+    raw = json.dumps(event).encode()
+    return encode_event({"chunk": {"bytes": base64.b64encode(raw).decode()}})
+
+
+async def _read_chunks(body: bytes) -> list[Any]:
+    with ScriptedServer([RawReply(body=body, content_type=EVENTSTREAM_MEDIA_TYPE)]) as server:
+        transport = HttpTransport(provider="bedrock-anthropic", headers={})
+        url = server.base_url + "/model/anthropic.claude-3-haiku/converse-stream"
+        try:
+            async with transport.stream(url, {"messages": []}, "eventstream-chunks") as (frames, _):
+                return [frame async for frame in frames]
+        finally:
+            await transport.aclose()
+
+
+async def test_chunk_frames_hand_over_the_models_own_events() -> None:
+    events = [{"type": "message_start", "message": {"id": "msg_1"}}, {"type": "message_stop"}]
+    assert await _read_chunks(b"".join(_chunk(e) for e in events)) == events
+
+
+async def test_an_exception_frame_among_chunks_is_the_typed_error() -> None:
+    body = _chunk({"type": "message_start"}) + encode_event({"throttlingException": {"message": "Slow down."}})
+    with pytest.raises(RateLimitError, match="bedrock-anthropic answered HTTP 429: 'Slow down.'"):
+        await _read_chunks(body)

@@ -9,12 +9,17 @@ own (`_sse`, `_eventstream`), and a reader here. Imports only
 
 The AWS event stream (`_eventstream`, Bedrock) is binary: each frame becomes one object in
 botocore's parsed form, `{event type: payload}`, and an exception frame `{exception type:
-payload}` for the codec to raise as its typed error.
+payload}` for the codec to raise as its typed error. `eventstream-chunks` is the same framing as
+InvokeModelWithResponseStream uses it: each `chunk` event wraps one of the model's own events as
+base64 JSON (`{"chunk": {"bytes": ...}}`), handed over unwrapped; an exception frame raises its
+typed error here, since the model's own decoder knows nothing of AWS exceptions.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import builtins
 import json
 import time
@@ -23,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
 
 from toolwire.errors import ToolwireError
 from toolwire.http._eventstream import EventStreamFormatError, EventStreamReader, parsed_event
-from toolwire.http._failures import Failures
+from toolwire.http._failures import Failures, error_for_status
 from toolwire.http._sse import SseEventTooLarge, SseReader
 
 if TYPE_CHECKING:
@@ -31,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["END_OF_STREAM", "EVENTSTREAM_MEDIA_TYPE", "MAX_EVENT_BYTES", "Frame", "Framing", "drain", "read_frames"]
 
-Framing: TypeAlias = Literal["sse", "ndjson", "eventstream"]
+Framing: TypeAlias = Literal["sse", "ndjson", "eventstream", "eventstream-chunks"]
 EVENTSTREAM_MEDIA_TYPE = "application/vnd.amazon.eventstream"
 
 
@@ -58,6 +63,8 @@ def read_frames(
     response: httpx2.Response, framing: Framing, failures: Failures, ends_at: float | None
 ) -> AsyncIterator[Frame]:
     """The frames of a streamed reply: parsed events, plus `END_OF_STREAM` for `[DONE]`."""
+    if framing == "eventstream-chunks":
+        return _chunk_frames(_eventstream_frames(response, failures, ends_at), failures)
     frames = {"sse": _sse_frames, "ndjson": _ndjson_frames, "eventstream": _eventstream_frames}[framing]
     return frames(response, failures, ends_at)
 
@@ -167,6 +174,35 @@ async def _eventstream_frames(
         raise failures.scrub(failures.transport_error(exc)) from exc
     except httpx2.HTTPError as exc:
         raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
+
+
+# InvokeModelWithResponseStream's exception events, by the HTTP status each stands for.
+_EXCEPTION_STATUS = {
+    "validationException": 400,
+    "modelTimeoutException": 408,
+    "modelStreamErrorException": 424,
+    "throttlingException": 429,
+    "internalServerException": 500,
+    "serviceUnavailableException": 503,
+}
+
+
+async def _chunk_frames(events: AsyncIterator[Frame], failures: Failures) -> AsyncIterator[Frame]:
+    """The model's own events out of `chunk` frames; an exception frame raises its typed error."""
+    async for event in events:
+        assert isinstance(event, dict)  # an event stream has no `[DONE]`
+        ((name, payload),) = event.items()
+        if name != "chunk":
+            status = _EXCEPTION_STATUS.get(name, 500 if name.endswith("Exception") else 0)
+            if status:
+                raise failures.scrub(error_for_status(status, payload, name, provider=failures.provider))
+            continue  # an event type added later
+        data = payload.get("bytes") if isinstance(payload, dict) else None
+        try:
+            text = base64.b64decode(data if isinstance(data, str) else "", validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            raise failures.scrub(failures.stream_error(f"sent a chunk that is not base64: {data!r:.200}")) from None
+        yield _parse_frame(text, failures)
 
 
 async def _within_idle_timeout(
