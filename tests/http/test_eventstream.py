@@ -229,5 +229,5 @@ async def test_chunk_frames_hand_over_the_models_own_events() -> None:
 
 async def test_an_exception_frame_among_chunks_is_the_typed_error() -> None:
     body = _chunk({"type": "message_start"}) + encode_event({"throttlingException": {"message": "Slow down."}})
-    with pytest.raises(RateLimitError, match="bedrock-anthropic answered HTTP 429: 'Slow down.'"):
+    with pytest.raises(RateLimitError, match=r"bedrock-anthropic answered HTTP 429: 'Slow down\.'"):
         await _read_chunks(body)
