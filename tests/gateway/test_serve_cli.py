@@ -87,8 +87,8 @@ def test_serve_runs_the_gateway_and_logs_a_line_per_request(tmp_path: Path) -> N
         f"toolwire gateway at {serve.url} - 1 worker, gateway keys on, bodies up to 32 MiB",
         "routes, first match wins:",
         f"  gpt-* -> anthropic:claude-up ({upstream_url}/v1/messages)",
-        "clients: /v1/chat/completions, /v1/responses, /v1/messages, /v1beta/models/..., /api/chat, /model/.../converse "
-        "(and /v1/models, /health, /metrics)",
+        "clients: /v1/chat/completions, /v1/responses, /v1/messages, /v1beta/models/..., /api/chat, "
+        "/model/.../converse (and /v1/models, /health, /metrics)",
     ]
 
 
