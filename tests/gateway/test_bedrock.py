@@ -8,6 +8,7 @@ ids that are ARNs, and a Bedrock upstream reached with SigV4 whose signature bot
 from __future__ import annotations
 
 import datetime
+import json
 import re
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import openai
 import pytest
 from botocore.exceptions import ClientError, EventStreamError
@@ -23,7 +25,7 @@ from botocore.exceptions import ClientError, EventStreamError
 from tests.gateway._clients import GATEWAY_KEY, TOOLS, bedrock_client, bedrock_stream_message
 from tests.gateway.conftest import KEY_ENV, UPSTREAM_KEY, Gateway
 from tests.http.test_sigv4 import botocore_signature
-from toolwire.gateway import Route, create_app
+from toolwire.gateway import Route, Target, create_app
 from toolwire.http import AwsCredentials
 from toolwire.testing import DropStream, ErrorReply, ScriptedServer, reply
 from toolwire.types import ToolCall
@@ -58,8 +60,6 @@ def gateway(anthropic_upstream: ScriptedServer, upstream_key: str) -> Iterator[G
 def test_a_bedrock_api_key_is_a_gateway_key(gateway: Gateway, anthropic_upstream: ScriptedServer) -> None:
     # botocore sends AWS_BEARER_TOKEN_BEDROCK as `Authorization: Bearer` (over HTTPS only: behind a
     # TLS-terminating proxy); the same request over plain HTTP here.
-    import httpx2
-
     anthropic_upstream.add(reply("Sunny.", [ToolCall(id="toolu_1", name="get_weather", arguments={"city": "Paris"})]))
     path = f"/model/{urllib.parse.quote(ARN, safe='')}/converse"
     body = {"messages": HELLO, "toolConfig": TOOL_CONFIG}
@@ -129,8 +129,6 @@ def test_a_failure_mid_stream_is_an_exception_event(boto3_client: Any, anthropic
 
 
 def test_an_unknown_operation_is_a_404(gateway: Gateway) -> None:
-    import httpx2
-
     response = httpx2.post(
         gateway.url + "/model/anthropic.claude/invoke", json={}, headers={"authorization": f"Bearer {GATEWAY_KEY}"}
     )
@@ -190,3 +188,29 @@ def test_a_bedrock_target_signed_as_botocore_signs(
     )
     assert recorded.headers["authorization"] == theirs
     assert recorded.headers["x-amz-security-token"] == "gateway-session-token"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_throttled_bedrock_target_hands_the_request_to_the_next(
+    aws_credentials: AwsCredentials, anthropic_upstream: ScriptedServer, upstream_key: str, stream: bool
+) -> None:
+    with ScriptedServer([ErrorReply(status=429, message="Too many requests, please wait.")]) as bedrock:
+        targets = [
+            Target(f"bedrock:{ARN}", base_url=bedrock.base_url),
+            Target("anthropic:claude-up", base_url=anthropic_upstream.base_url, api_key_env=KEY_ENV),
+        ]
+        anthropic_upstream.add(reply("From the second target."))
+        with Gateway(create_app([Route("*", targets=targets)])) as gateway:
+            body = {"model": "m", "stream": stream, "messages": [{"role": "user", "content": "hi"}]}
+            answer = httpx2.post(gateway.url + "/v1/chat/completions", json=body, timeout=30)
+    assert (answer.status_code, answer.headers["x-toolwire-target"]) == (200, "anthropic:claude-up")
+    assert _openai_text(answer.text, stream) == "From the second target."
+    assert bedrock.request_count == 1
+    assert bedrock.requests[0].headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDGATEWAYUPSTREAM/")
+
+
+def _openai_text(body: str, stream: bool) -> str:
+    if not stream:
+        return str(json.loads(body)["choices"][0]["message"]["content"])
+    chunks = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: {")]
+    return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
