@@ -217,7 +217,7 @@ async def _read_chunks(body: bytes) -> list[Any]:
         url = server.base_url + "/model/anthropic.claude-3-haiku/converse-stream"
         try:
             async with transport.stream(url, {"messages": []}, "eventstream-chunks") as (frames, _):
-                return [frame async for frame in frames]
+                return [frame async for batch in frames for frame in batch]
         finally:
             await transport.aclose()
 

@@ -195,11 +195,12 @@ PROTOCOLS: dict[str, Protocol] = {
 }
 
 
-def frame(protocol: Protocol, data: Mapping[str, Any], event: str | None = None) -> bytes:
-    """One stream event as the bytes the protocol puts on the wire."""
+def frame(protocol: Protocol, data: Mapping[str, Any], event: str | None = None, text: str | None = None) -> bytes:
+    """One stream event as the bytes the protocol puts on the wire (`text`: `data` already written)."""
     if protocol.framing == "eventstream":
         return encode_event(dict(data))
-    text = dumps(data)
+    if text is None:
+        text = dumps(data)
     if protocol.framing == "ndjson":
         return (text + "\n").encode()
     if protocol.framing == "sse-named":
