@@ -163,7 +163,8 @@ class ScriptedServer:
         kwargs.setdefault("retry_max_delay", 0.01)
         if target.startswith(("vertex:", "vertex-anthropic:")):
             kwargs.setdefault("project", "test-project")
-        return connect_http(target, base_url=self.base_url, **kwargs)
+        kwargs.setdefault("base_url", self.base_url)
+        return connect_http(target, **kwargs)
 
     def start(self) -> Self:
         """Start serving on a free port."""
