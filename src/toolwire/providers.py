@@ -169,8 +169,8 @@ _AZURE_AUTH: dict[str, Any] = {
     "base_url_option": "endpoint",
 }
 _AZURE_NOTES = (
-    "endpoint from AZURE_OPENAI_ENDPOINT; OPENAI_API_VERSION=DATE for deployment URLs, v1 API by default; "
-    "Entra ID bearer token (AZURE_OPENAI_AD_TOKEN) instead of a key"
+    "the model is the deployment; `api_version` a date: deployment URLs, else the v1 API; an Entra ID token "
+    "instead of a key; content filter errors name the categories"
 )
 _VERTEX_OPTIONS: Mapping[str, tuple[tuple[str, ...], str | None]] = {
     "project": (("GOOGLE_CLOUD_PROJECT",), None),
@@ -186,32 +186,51 @@ _VERTEX_MODEL = "/projects/{project}/locations/{location}/publishers/google/mode
 PROVIDERS: dict[str, Provider] = {
     p.name: p
     for p in (
-        _openai_like("openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",), required=True),
-        _openai_like("vllm", "http://localhost:8000/v1"),
-        _openai_like("vllm-no-tool-parser", "http://localhost:8000/v1"),
-        _openai_like("llamacpp", "http://localhost:8080/v1"),  # llama.cpp's llama-server
-        _openai_like("llama-cpp-python", "http://localhost:8000/v1"),  # python -m llama_cpp.server
-        _openai_like("ollama-openai", "http://localhost:11434/v1"),  # Ollama's OpenAI-compatible endpoint
+        _openai_like(
+            "openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",), required=True, notes="Chat Completions"
+        ),
+        _openai_like("vllm", "http://localhost:8000/v1", notes="vLLM started with a tool parser"),
+        _openai_like("vllm-no-tool-parser", "http://localhost:8000/v1", notes="vLLM without one: named choices only"),
+        _openai_like("llamacpp", "http://localhost:8080/v1", notes="llama.cpp's llama-server (--jinja)"),
+        _openai_like("llama-cpp-python", "http://localhost:8000/v1", notes="python -m llama_cpp.server"),
+        _openai_like("ollama-openai", "http://localhost:11434/v1", notes="Ollama's OpenAI-compatible endpoint"),
         _openai_like(
             "openai-compatible",
             None,
             ("OPENAI_API_KEY",),
-            notes="any other server: base_url required; OPENAI_API_KEY when set, else no key (warned)",
+            notes="any other server; no key sent (and a warning) when none is set",
             warn_without_key=True,
         ),
         _openai_like("lmstudio", "http://localhost:1234/v1", notes="LM Studio's local server"),
         _openai_like("sglang", "http://localhost:30000/v1", notes="SGLang's server (--tool-call-parser)"),
-        _hosted("mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY", "9-character call ids (mapped), `any`"),
-        _hosted("groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "tool_use_failed read with text mode"),
-        _hosted("deepseek", "https://api.deepseek.com", "DEEPSEEK_API_KEY", "reasoning_content sent back"),
-        _hosted("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "in-stream errors typed"),
-        _hosted("xai", "https://api.x.ai/v1", "XAI_API_KEY", "no strict tools"),
+        _hosted(
+            "mistral",
+            "https://api.mistral.ai/v1",
+            "MISTRAL_API_KEY",
+            "9-character call ids (mapped back), `any`, no user turn right after a tool result",
+        ),
+        _hosted(
+            "groq",
+            "https://api.groq.com/openai/v1",
+            "GROQ_API_KEY",
+            "`tool_use_failed` read with the text-mode parsers",
+        ),
+        _hosted(
+            "deepseek", "https://api.deepseek.com", "DEEPSEEK_API_KEY", "`reasoning_content` sent back beside calls"
+        ),
+        _hosted(
+            "openrouter",
+            "https://openrouter.ai/api/v1",
+            "OPENROUTER_API_KEY",
+            "comment lines skipped, in-stream errors typed",
+        ),
+        _hosted("xai", "https://api.x.ai/v1", "XAI_API_KEY", "no `strict` tools"),
         _hosted("together", "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
         _hosted("fireworks", "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
         _hosted("cerebras", "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY"),
         _hosted("huggingface", "https://router.huggingface.co/v1", "HF_TOKEN", "Hugging Face's inference router"),
         _hosted(
-            "cohere", "https://api.cohere.ai/compatibility/v1", "CO_API_KEY", "compatibility API; no stream_options"
+            "cohere", "https://api.cohere.ai/compatibility/v1", "CO_API_KEY", "compatibility API: no `stream_options`"
         ),
         Provider(
             name="azure",
@@ -230,7 +249,7 @@ PROVIDERS: dict[str, Provider] = {
             base_url="{azure_api_root}",
             path="/responses{azure_query}",
             stream_path="/responses{azure_query}",
-            notes="Azure OpenAI's Responses API; endpoint, version and auth as for azure",
+            notes="Azure OpenAI's Responses API; as for azure",
             **_AZURE_AUTH,
         ),
         Provider(
@@ -242,6 +261,7 @@ PROVIDERS: dict[str, Provider] = {
             auth="bearer",
             key_env=("OPENAI_API_KEY",),
             key_required=True,
+            notes="the Responses API",
         ),
         Provider(
             name="anthropic",
@@ -254,6 +274,7 @@ PROVIDERS: dict[str, Provider] = {
             key_required=True,
             headers={"anthropic-version": "2023-06-01"},
             version_segment="/v1",
+            notes="the Messages API",
         ),
         Provider(
             name="gemini",
@@ -266,6 +287,7 @@ PROVIDERS: dict[str, Provider] = {
             key_required=True,
             stream_end=_gemini_finished,
             version_segment="/v1beta",
+            notes="the Gemini API (AI Studio)",
         ),
         Provider(
             name="vertex",
@@ -308,6 +330,7 @@ PROVIDERS: dict[str, Provider] = {
             stream_path="/api/chat",
             auth="none",
             framing="ndjson",
+            notes="Ollama's own /api/chat",
         ),
     )
 }
