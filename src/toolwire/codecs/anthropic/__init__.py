@@ -44,6 +44,11 @@ class AnthropicCodec:
     def __init__(self, profile: AnthropicProfile = PROFILES["anthropic"]) -> None:
         self.profile = profile
 
+    @property
+    def verbatim(self) -> bool:
+        """Whether a client's Messages body may reach this host unchanged (not Vertex's: no model in it)."""
+        return self.profile.model_in_body and self.profile.body_version is None
+
     def encode_request(self, request: Request) -> dict[str, Any]:
         """Return the exact `/v1/messages` body; `max_tokens` defaults to `DEFAULT_MAX_TOKENS`.
 

@@ -45,6 +45,11 @@ class OpenAICodec:
         return self._requests.encode(request)
 
     @property
+    def verbatim(self) -> bool:
+        """Whether a client's body may reach this server unchanged (no quirk to apply on the way)."""
+        return self.profile.verbatim
+
+    @property
     def schema_support(self) -> SchemaSupport:
         """What this server's constrained decoding enforces of a JSON Schema (its profile says)."""
         return self.profile.schema_support

@@ -110,6 +110,8 @@ class OpenAIProfile:
         failed_generation: Whether a tool call the server could not parse comes back as HTTP 400
             `tool_use_failed` with the model's text in `failed_generation` (Groq): the client reads
             the calls from that text with the text-mode parsers.
+        verbatim: Whether a client's Chat Completions body may go to this server as it is (a
+            gateway's passthrough); `False` when a quirk above has to be applied on the way.
     """
 
     name: str
@@ -135,6 +137,7 @@ class OpenAIProfile:
     stream_options: bool = True
     content_filter_errors: bool = False
     failed_generation: bool = False
+    verbatim: bool = True
 
 
 PROFILES: dict[str, OpenAIProfile] = {
@@ -185,9 +188,11 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     # Ollama's /v1 ignores tool_choice (a TODO in openai/responses.go): a named choice is emulated
     # by sending only that tool; reasoning comes back as `reasoning` (openai/openai.go). Its
-    # schema goes to the same `format` as on /api/chat (toolwire sends no `$ref`s).
+    # schema goes to the same `format` as on /api/chat (toolwire sends no `$ref`s). Its streams give
+    # every parallel call index 0 (ollama #15457): a gateway translates them rather than pass them on.
     "ollama-openai": OpenAIProfile(
         name="ollama-openai",
+        verbatim=False,
         named_tool_choice=False,
         strict_tools=False,
         max_tokens_field="max_tokens",
@@ -204,7 +209,11 @@ PROFILES: dict[str, OpenAIProfile] = {
     # `content_filter` with the categories in `innererror.content_filter_result`, a filtered reply
     # stops with `finish_reason: "content_filter"` (learn.microsoft.com, "Content filtering").
     "azure": OpenAIProfile(
-        name="azure", max_call_id_length=40, schema_support=_OPENAI_SCHEMAS, content_filter_errors=True
+        name="azure",
+        max_call_id_length=40,
+        schema_support=_OPENAI_SCHEMAS,
+        content_filter_errors=True,
+        verbatim=False,
     ),
     # Mistral: ids `^[a-zA-Z0-9]{9}$` (type invalid_function_call), `any` for required, and
     # "Unexpected role 'user' after role 'tool'" (docs.mistral.ai, function calling).
@@ -214,10 +223,13 @@ PROFILES: dict[str, OpenAIProfile] = {
         call_id_form="alnum9",
         required_word="any",
         user_after_tool=False,
+        verbatim=False,
     ),
     # Groq: an unparsable call is HTTP 400 `tool_use_failed` with `failed_generation`
     # (console.groq.com/docs/tool-use); reasoning models answer in `reasoning`.
-    "groq": OpenAIProfile(name="groq", strict_tools=False, reasoning_field="reasoning", failed_generation=True),
+    "groq": OpenAIProfile(
+        name="groq", strict_tools=False, reasoning_field="reasoning", failed_generation=True, verbatim=False
+    ),
     # DeepSeek's thinking mode: "Missing reasoning_content field in the assistant message" unless
     # each assistant turn with calls carries it (api-docs.deepseek.com, thinking mode tool calls).
     # `strict` needs the beta base URL.
@@ -227,6 +239,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         max_tokens_field="max_tokens",
         reasoning_field="reasoning_content",
         reasoning_with_calls=True,
+        verbatim=False,
     ),
     # OpenRouter: reasoning in `reasoning`; comment lines and in-stream error events are read by
     # the transport and the stream decoder for every server (openrouter.ai/docs, streaming).
@@ -250,6 +263,11 @@ PROFILES: dict[str, OpenAIProfile] = {
     # Cohere's compatibility API refuses `stream_options` and a named tool_choice; `required`
     # works (docs.cohere.com, compatibility API).
     "cohere": OpenAIProfile(
-        name="cohere", strict_tools=False, named_tool_choice=False, max_tokens_field="max_tokens", stream_options=False
+        name="cohere",
+        strict_tools=False,
+        named_tool_choice=False,
+        max_tokens_field="max_tokens",
+        stream_options=False,
+        verbatim=False,
     ),
 }
