@@ -39,7 +39,8 @@ def upstream_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _base(target: str, server: ScriptedServer) -> str:
     name = target.split(":", 1)[0]
-    return server.base_url if name in ("azure", "anthropic", "gemini", "ollama") else server.base_url + "/v1"
+    roots = ("azure", "azure-responses", "anthropic", "vertex-anthropic", "gemini", "ollama")
+    return server.base_url if name in roots else server.base_url + "/v1"
 
 
 def _gateway(target: str, server: ScriptedServer) -> Gateway:
@@ -249,3 +250,44 @@ def test_openrouter_in_stream_error_reaches_every_client(client: str) -> None:
     failing = openrouter_stream_error("Partial", 429, "Rate limit exceeded: upstream busy")
     seen = _failure("openrouter:openai/gpt-4o", failing, client, True, "openrouter")
     assert "Rate limit exceeded: upstream busy" in seen
+
+
+# Every other named provider: a gateway route reaches its address with its auth, whole and streamed.
+
+VERTEX = "/v1/projects/p/locations/global/publishers/anthropic/models/"
+ROUTED = [
+    ("xai:grok-4", "/v1/chat/completions", "authorization"),
+    ("together:meta-llama/Llama-3.3-70B-Instruct-Turbo", "/v1/chat/completions", "authorization"),
+    ("fireworks:accounts/fireworks/models/llama-v3p3-70b-instruct", "/v1/chat/completions", "authorization"),
+    ("cerebras:llama-3.3-70b", "/v1/chat/completions", "authorization"),
+    ("huggingface:openai/gpt-oss-120b", "/v1/chat/completions", "authorization"),
+    ("lmstudio:qwen3-8b", "/v1/chat/completions", "authorization"),
+    ("sglang:qwen3-8b", "/v1/chat/completions", "authorization"),
+    ("azure-responses:gpt-4o", "/openai/v1/responses", "api-key"),
+    ("vertex-anthropic:claude-sonnet-4-5", VERTEX + "claude-sonnet-4-5:rawPredict", "authorization"),
+]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize(("target", "path", "header"), ROUTED, ids=[t.split(":")[0] for t, _, _ in ROUTED])
+def test_a_route_reaches_each_named_provider(
+    target: str, path: str, header: str, stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")
+    with ScriptedServer(list(SCRIPT)) as server, _gateway(target, server) as gateway:
+        seen = DRIVERS["openai"](gateway.url, "m", stream, 1)
+        (request,) = server.requests
+    assert _plain(seen) == _plain(EXPECTED[:1])
+    expected_path = path.replace(":rawPredict", ":streamRawPredict") if stream else path
+    assert (request.path, request.headers.get(header) is not None, request.decode_error) == (expected_path, True, None)
+
+
+def test_an_anthropic_client_reaches_claude_on_vertex_translated_not_passed_through(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")
+    with ScriptedServer(list(SCRIPT)) as server, _gateway("vertex-anthropic:claude-sonnet-4-5", server) as gateway:
+        seen = DRIVERS["anthropic"](gateway.url, "m", False, 1)
+        (request,) = server.requests
+    assert _plain(seen) == _plain(EXPECTED[:1])
+    assert ("model" in request.body, request.body["anthropic_version"]) == (False, "vertex-2023-10-16")
