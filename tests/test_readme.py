@@ -83,7 +83,8 @@ def test_the_command_examples_parse_and_the_offline_ones_run(tmp_path: Path) -> 
     offline = []
     for command in COMMANDS:
         args = build_parser().parse_args(_argv(command))  # a stale flag or choice exits here
-        if args.provider is None or args.provider.startswith("scripted"):
+        provider = args.provider or (args.model.partition(":")[0] if args.model and ":" in args.model else None)
+        if provider is None or provider.startswith("scripted"):
             offline.append(_argv(command))
     assert len(offline) >= 3
     env = {k: v for k, v in os.environ.items() if k != "DEBUG"} | {"XDG_CONFIG_HOME": str(tmp_path / "none")}

@@ -7,6 +7,7 @@ start with the very same rules. Imports only the provider table, the errors and 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import re
 import urllib.parse
@@ -45,7 +46,9 @@ def _parse_target(target: str) -> tuple[Provider, str]:
     known = ", ".join(sorted(PROVIDERS))
     provider = PROVIDERS.get(name)
     if provider is None:
-        raise ValueError(f"Unknown provider {name!r} in {target!r}; use one of: {known}.")
+        guess = difflib.get_close_matches(name, PROVIDERS, n=1, cutoff=0.75)
+        hint = f"did you mean {guess[0]!r}? Use" if guess else "use"
+        raise ValueError(f"Unknown provider {name!r} in {target!r}; {hint} one of: {known}.")
     if not sep or not model:
         raise ValueError(
             f"No model in {target!r}; write 'provider:model', e.g. '{name}:my-model' (providers: {known})."
@@ -53,32 +56,40 @@ def _parse_target(target: str) -> tuple[Provider, str]:
     return provider, model
 
 
-def _option_values(provider: Provider, options: Mapping[str, Any]) -> dict[str, str]:
+def _option_values(provider: Provider, options: Mapping[str, Any], model: str) -> dict[str, str]:
     values: dict[str, str] = {}
     for name, (env_names, default) in provider.options.items():
         value = options.get(name) or next((os.environ[e] for e in env_names if os.environ.get(e)), default)
         if value is None:
             env = " or ".join(env_names)
-            raise ValueError(f"{provider.name} needs the {name!r} option; pass {name}=... to connect() or set {env}.")
+            also = " (or base_url=...)" if name == provider.base_url_option else ""
+            raise ValueError(
+                f"{provider.name} needs the {name!r} option; pass {name}=...{also} to connect() or set {env}."
+            )
         values[name] = str(value)
-    location = values.get("location")
-    if location is not None:
-        # Vertex's global endpoint has no region prefix in its host name.
-        values["location_host"] = (
-            "aiplatform.googleapis.com" if location == "global" else f"{location}-aiplatform.googleapis.com"
-        )
+    if provider.derive is not None:
+        values.update(provider.derive(values, model))
     return values
 
 
-def _resolve_key(provider: Provider, api_key: str | None) -> str | None:
-    key = api_key or next((os.environ[e] for e in provider.key_env if os.environ.get(e)), None)
-    if key is None and provider.key_required:
-        where = " or ".join(provider.key_env)
+def _first_env(names: tuple[str, ...]) -> str | None:
+    return next((os.environ[e] for e in names if os.environ.get(e)), None)
+
+
+def _resolve_key(provider: Provider, api_key: str | None, token: str | None) -> tuple[str | None, str | None]:
+    """The key, or else the bearer token (Azure's Entra ID), for `provider`: given ones first."""
+    if not provider.token_env:
+        api_key = api_key or token  # Vertex's access token is its key
+        token = None
+    key = api_key or (None if token else _first_env(provider.key_env))
+    token = None if key else token or _first_env(provider.token_env)
+    if key is None and token is None and provider.key_required:
+        where = " or ".join((*provider.key_env, *provider.token_env))
         raise AuthenticationError(
             f"No API key for {provider.name}: pass api_key=... to connect() or set {where}.",
             provider=provider.name,
         )
-    return key
+    return key, token
 
 
 _SECRET_HEADER = ("auth", "key", "token", "secret", "cookie", "signature", "password")
@@ -89,9 +100,11 @@ def secret_header_values(headers: Mapping[str, str]) -> list[str]:
     return [str(v) for k, v in headers.items() if any(word in k.lower() for word in _SECRET_HEADER)]
 
 
-def auth_headers(provider: Provider, key: str | None) -> dict[str, str]:
-    """The provider's fixed headers plus the key, where and how it travels."""
+def auth_headers(provider: Provider, key: str | None, token: str | None = None) -> dict[str, str]:
+    """The provider's fixed headers plus the key, where and how it travels (or a bearer `token`)."""
     headers = dict(provider.headers)
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
     if key is None or provider.auth == "none":
         return headers
     if provider.auth in ("bearer", "aws"):  # a Bedrock API key goes as a bearer token
@@ -140,7 +153,7 @@ def check_target(target: str, *, api_key: str | None = None, base_url: str | Non
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Address:
-    """Where one `provider:model` is reached: its provider, model, key and call URLs."""
+    """Where one `provider:model` is reached: its provider, model, key (or bearer token) and call URLs."""
 
     provider: Provider
     model: str
@@ -149,6 +162,7 @@ class Address:
     stream_url: str
     signer: Signer | None = None
     secrets: tuple[str, ...] = ()
+    token: str | None = None
 
 
 def resolve_address(target: str, api_key: str | None, base_url: str | None, options: Mapping[str, Any]) -> Address:
@@ -158,12 +172,15 @@ def resolve_address(target: str, api_key: str | None, base_url: str | None, opti
     if unknown:
         allowed = ", ".join(sorted({*_CLIENT_OPTIONS, *provider.options}))
         raise ValueError(f"Unknown option(s) {', '.join(map(repr, unknown))} for {provider.name}; known: {allowed}.")
-    values = _option_values(provider, options)
+    if base_url is not None and provider.base_url_option is not None:
+        options = {**options, provider.base_url_option: base_url}  # Azure: base_url is the resource endpoint
+        base_url = None
+    values = _option_values(provider, options, model)
     url = base_url or provider.base_url
     if url is None:
         raise ValueError(f"{provider.name} needs base_url=..., the server's OpenAI-compatible URL ending in /v1.")
-    key = _resolve_key(provider, api_key or options.get("access_token"))
-    signer = _aws_signer(provider, values) if provider.auth == "aws" and key is None else None
+    key, token = _resolve_key(provider, api_key, options.get("access_token"))
+    signer = _aws_signer(provider, values) if provider.auth == "aws" and key is None and token is None else None
     root = api_root(provider, url.format(**values))
     in_path = urllib.parse.quote(model, safe="") if provider.quote_model else model
     return Address(
@@ -174,6 +191,7 @@ def resolve_address(target: str, api_key: str | None, base_url: str | None, opti
         stream_url=root + provider.stream_path.format(model=in_path, **values),
         signer=signer,
         secrets=(values.get("aws_secret_access_key", ""), values.get("aws_session_token", "")) if signer else (),
+        token=token,
     )
 
 

@@ -15,7 +15,7 @@ import importlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractContextManager, aclosing
-from typing import TYPE_CHECKING, Any, TypeVar, assert_never
+from typing import Any, TypeVar, assert_never
 
 from toolwire._address import (
     PARAM_OPTIONS,
@@ -27,17 +27,20 @@ from toolwire._address import (
 )
 from toolwire._base_client import BaseClient, build_request
 from toolwire._definitions import ToolLike, as_definitions
-from toolwire.codecs import Codec, StreamDecoder, get_codec, guarded
+from toolwire.codecs import Codec, StreamDecoder, codec_module, get_codec, guarded
 from toolwire.codecs.common.wire import dumps
-from toolwire.errors import BadRequestError, CodecError, ProviderError, RateLimitError, StreamError, ToolwireError
+from toolwire.errors import CodecError, ModelFormatError, StreamError, ToolwireError
 from toolwire.http import END_OF_STREAM, HttpTransport, RetryPolicy, scrub_error
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.schema import PORTABLE, SchemaSupport
 from toolwire.telemetry import ChatSpan, chat_span
 from toolwire.types import (
+    AssistantMessage,
+    AssistantPart,
     Done,
     Request,
     Response,
+    StopReason,
     StreamEvent,
     TextDelta,
     TextPart,
@@ -46,9 +49,6 @@ from toolwire.types import (
     ToolCall,
     ToolCallDelta,
 )
-
-if TYPE_CHECKING:
-    pass
 
 logger = logging.getLogger("toolwire.client")
 
@@ -73,12 +73,12 @@ def _load_codec(provider: Provider) -> Codec:
     if provider.profile is None:
         return get_codec(provider.codec)
 
-    # The OpenAI codec takes a server profile (capability flags: named tool choice, strict, ...).
-    module = importlib.import_module("toolwire.codecs.openai")
+    # A codec with server profiles (capability flags) is built for this provider's profile.
+    module = importlib.import_module(codec_module(provider.codec))
     profiles = getattr(module, "PROFILES", None)
     if profiles is None or provider.profile not in profiles:
         return get_codec(provider.codec)
-    return guarded(module.OpenAICodec(profiles[provider.profile]))
+    return guarded(type(module.CODEC)(profiles[provider.profile]))
 
 
 def connect_http(
@@ -112,13 +112,21 @@ def connect_http(
     """
     address = resolve_address(target, api_key, base_url, options)
     provider, key = address.provider, address.key
-    headers = auth_headers(provider, key) | dict(options.get("headers") or {})
+    headers = auth_headers(provider, key, address.token) | dict(options.get("headers") or {})
+    if provider.warn_without_key and key is None and address.token is None:
+        variables = " or ".join(provider.key_env)
+        logger.warning(
+            "%s: no API key given and %s is not set, so no Authorization header is sent; pass api_key=... "
+            "(api_key_env in a route or toolwire.toml) if the server wants one.",
+            target,
+            variables,
+        )
     retry = RetryPolicy(
         max_retries=max_retries,
         base_delay=float(options.get("retry_base_delay", 0.5)),
         max_delay=float(options.get("retry_max_delay", 8.0)),
     )
-    secrets = [key or "", *address.secrets, *secret_header_values(options.get("headers") or {})]
+    secrets = [key or "", address.token or "", *address.secrets, *secret_header_values(options.get("headers") or {})]
     deadline = options.get("deadline")
     transport = HttpTransport(
         provider=provider.name,
@@ -181,7 +189,12 @@ class Client(BaseClient):
     async def complete_request(self, request: Request) -> Response:
         """Send a neutral `Request` as it is (its `model` included) and decode the reply."""
         with self._span(request) as span:
-            body, request_id = await self.transport.post_json(self.url, self.codec.encode_request(request))
+            try:
+                body, request_id = await self.transport.post_json(self.url, self.codec.encode_request(request))
+            except ToolwireError as error:
+                response = self._recover(error, request)
+                span.record_response(response)
+                return response
             try:
                 response = self.codec.decode_response(body)
             except ToolwireError as error:
@@ -224,13 +237,63 @@ class Client(BaseClient):
             request = dataclasses.replace(request, stream=True)
         body = self.codec.encode_request(request)
         with self._span(request) as span:
-            async with self.transport.stream(self.stream_url, body, self.spec.framing) as (frames, request_id):
-                reader = _StreamReader(self, request_id, decoder, with_tools=bool(request.tools))
-                async with aclosing(reader.read(frames)) as batches:
-                    async for batch in batches:
-                        if isinstance(batch[-1], Done):
-                            span.record_response(batch[-1].response)
-                        yield batch
+            started = False
+            try:
+                async with self.transport.stream(self.stream_url, body, self.spec.framing) as (frames, request_id):
+                    started = True
+                    reader = _StreamReader(self, request_id, decoder, with_tools=bool(request.tools))
+                    async with aclosing(reader.read(frames)) as batches:
+                        async for batch in batches:
+                            if isinstance(batch[-1], Done):
+                                span.record_response(batch[-1].response)
+                            yield batch
+            except ToolwireError as error:
+                if started:
+                    raise
+                response = self._recover(error, request)  # refused before streaming: maybe a reply after all
+                span.record_response(response)
+                yield _whole_reply_events(response)
+
+    def _recover(self, error: ToolwireError, request: Request) -> Response:
+        """The reply hidden in a failed request (Groq's `tool_use_failed`), or the error, typed as the codec reads it.
+
+        Raises:
+            ModelFormatError: The server could not parse the model's call and no call could be read from its text.
+            ToolwireError: `error`, or the more specific error the codec reads in its body.
+        """
+        failed = getattr(self.codec, "failed_generation", None)
+        text = failed(error) if failed is not None else None
+        if text is None:
+            refine = getattr(self.codec, "refine_error", None)
+            raise self._scrub(refine(error) if refine is not None else error) from None
+        return self._reply_from_text(text, request, error)
+
+    def _reply_from_text(self, text: str, request: Request, error: ToolwireError) -> Response:
+        from toolwire.textcalls import parse_tool_calls  # the text-mode parsers, loaded when first needed
+
+        rest, calls = parse_tool_calls(text, request.tools)
+        if not calls:
+            raise self._scrub(
+                ModelFormatError(
+                    f"{self.provider} could not parse the model's tool call and neither could toolwire "
+                    f"({text[:200]!r}); retry the request (a new sample is usually well formed).",
+                    provider=self.provider,
+                    status=error.status,
+                    request_id=error.request_id,
+                    body=error.body,
+                    text=text,
+                )
+            ) from None
+        names = ", ".join(call.name for call in calls)
+        logger.info("%s could not parse the model's tool call; toolwire read %s from its text.", self.provider, names)
+        parts: list[AssistantPart] = [TextPart(text=rest.strip())] if rest.strip() else []
+        return Response(
+            message=AssistantMessage(parts=[*parts, *calls]),
+            stop_reason=StopReason.TOOL_USE,
+            raw_stop_reason="tool_calls",
+            model=request.model,
+            id=error.request_id,
+        )
 
     def _span(self, request: Request) -> AbstractContextManager[ChatSpan]:
         return chat_span(
@@ -330,10 +393,9 @@ class _StreamReader:
             return self.decoder.feed(frame)
         except CodecError as error:
             raise self._cut(f"sent an event toolwire cannot read ({error.message})") from None
-        except (ProviderError, RateLimitError, BadRequestError) as error:  # an error event (Bedrock: typed)
+        except ToolwireError as error:  # an error event (typed by its code, Bedrock's by its type), a filter stop
             error.provider, error.request_id = self.client.provider, error.request_id or self.request_id
-            if isinstance(error, ProviderError):
-                error.partial = list(self.events)  # what streamed before the error event is not lost
+            error.partial = list(self.events)  # what streamed before the error event is not lost
             raise self.client._scrub(error) from None
 
     def _finish(self) -> Response:

@@ -6,7 +6,9 @@ ToolwireError
 ├── AuthenticationError   401 / 403: missing, wrong or expired key
 ├── RateLimitError        429
 ├── BadRequestError       400 / 404 / 422: the provider refused the request as sent
+│   └── ContentFilterError    a content filter blocked the prompt or the reply (`.categories`)
 ├── ProviderError         5xx and error payloads, including an error event inside a stream
+│   └── ModelFormatError      the model wrote a tool call its server could not read (`.text`)
 ├── StreamError           a stream cut or malformed mid-way; `.partial` holds what arrived
 └── TimeoutError          the request took longer than its timeout (also a builtin TimeoutError)
 ```
@@ -24,6 +26,8 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "CodecError",
+    "ContentFilterError",
+    "ModelFormatError",
     "ProviderError",
     "RateLimitError",
     "StreamError",
@@ -43,9 +47,11 @@ class ToolwireError(Exception):
         body: The parsed error body from the provider, if any.
         retry_after_header: The provider's `Retry-After` (or `retry-after-ms`), read within
             bounds and written as whole seconds, if it gave a usable one, so a proxy can hand it on.
+        partial: For an error inside a stream, the events received before it.
     """
 
     retry_after_header: str | None = None
+    partial: list[Any] | None = None
 
     def __init__(
         self,
@@ -99,14 +105,36 @@ class BadRequestError(ToolwireError):
     """The provider refused the request as sent (HTTP 400, 404 or 422)."""
 
 
-class ProviderError(ToolwireError):
-    """The provider failed (HTTP 5xx) or returned an error payload, possibly mid-stream.
+class ContentFilterError(BadRequestError):
+    """A provider's content filter blocked the prompt (HTTP 400) or cut the reply.
 
     Attributes:
-        partial: For an error event in a stream, the events received before it.
+        categories: The filter categories that fired (`violence`, `hate`, ...), as the provider named them.
     """
 
-    partial: list[Any] | None = None
+    def __init__(self, message: str, *, categories: list[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.categories: list[str] = categories if categories is not None else []
+
+
+class ProviderError(ToolwireError):
+    """The provider failed (HTTP 5xx) or returned an error payload, possibly mid-stream."""
+
+
+class ModelFormatError(ProviderError):
+    """The model wrote a tool call its server could not parse, and no call could be read from its text.
+
+    Retryable: the next sample usually comes out well formed (`retryable` is `True`).
+
+    Attributes:
+        text: The model's raw output, as the server returned it.
+    """
+
+    retryable = True
+
+    def __init__(self, message: str, *, text: str = "", **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.text = text
 
 
 class StreamError(ToolwireError):

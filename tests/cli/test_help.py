@@ -18,7 +18,10 @@ from toolwire.cli._app import build_parser
 
 CLI = Path(__file__).resolve().parents[2] / "src" / "toolwire" / "cli"
 
-_SETTINGS = ["--provider", "--model", "--base-url", "--tool-mode", "--max-tool-turns", "--config", "-y", "--yes"]
+_SETTINGS = [
+    *("--provider", "--model", "--base-url", "--api-key-env", "--tool-mode", "--max-tool-turns", "--config"),
+    *("-y", "--yes"),
+]
 _AGENT = [*_SETTINGS, "--debug"]
 _COPILOT = ["--copilot-byok", "--copilot-wire-api", "--copilot-record"]
 _MODEL_CALL = ["--mcp", "--tool-choice", "--max-tokens", "--temperature", "--timeout"]
@@ -34,7 +37,7 @@ FLAGS: dict[str, list[str]] = {
     ],
     "mcp-server": ["--debug", "--root", "--http"],
     "eval": [
-        *("--provider", "--model", "--base-url", "--tool-mode", "--config", "--debug"),
+        *("--provider", "--model", "--base-url", "--api-key-env", "--tool-mode", "--config", "--debug"),
         *("--categories", "--limit", "--json", "--plot", "--seed", "--max-tokens", "--stream", "--data-dir"),
     ],
 }

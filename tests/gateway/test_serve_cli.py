@@ -21,6 +21,7 @@ import pytest
 
 from tests.gateway.serve_process import ServeProcess
 from toolwire.cli._app import run_cli
+from toolwire.providers import PROVIDERS
 from toolwire.testing import ScriptedServer
 
 ROUTE = """\
@@ -167,8 +168,7 @@ def test_the_offline_scripted_model_is_a_route_target_no_key_no_network(tmp_path
             'model = "m"\ntarget = "opnai:gpt-4o"',
             {},
             "toolwire: error: Route 'm' cannot reach 'opnai:gpt-4o': Unknown provider 'opnai' in 'opnai:gpt-4o'; "
-            "use one of: anthropic, bedrock, gemini, llama-cpp-python, llamacpp, ollama, ollama-openai, openai, "
-            "openai-compatible, openai-responses, vertex, vllm, vllm-no-tool-parser.",
+            f"did you mean 'openai'? Use one of: {', '.join(sorted(PROVIDERS))}.",
         ),
         (
             'model = "m"\ntarget = "anthropic:c"\napi_key_env = "SERVE_TEST_UNSET_KEY"',

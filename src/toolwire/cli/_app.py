@@ -65,7 +65,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"toolwire: error: {message} (see {self.prog} --help)\n")
 
 
-_AGENT = ("provider", "model", "base_url", "tool_mode", "max_tool_turns", "config", "yes", "debug")
+_AGENT = ("provider", "model", "base_url", "api_key_env", "tool_mode", "max_tool_turns", "config", "yes", "debug")
 COMMAND_SETTINGS: dict[str, tuple[str, ...]] = {
     "chat": (*_AGENT, "copilot"),
     "run": (*_AGENT, "copilot"),
@@ -74,7 +74,7 @@ COMMAND_SETTINGS: dict[str, tuple[str, ...]] = {
     "batch": _AGENT,
     "serve": ("config", "debug"),
     "mcp-server": ("debug",),
-    "eval": ("provider", "model", "base_url", "tool_mode", "config", "debug"),
+    "eval": ("provider", "model", "base_url", "api_key_env", "tool_mode", "config", "debug"),
 }
 """The settings flags each command reads (after the command; before it, `toolwire` takes them all)."""
 
@@ -98,8 +98,19 @@ def _setting_flags(default: Any, switch: Any) -> dict[str, tuple[tuple[str, ...]
             ("--provider",),
             {"metavar": "NAME", "default": default, "help": "the provider (default: scripted)"},
         ),
-        "model": (("--model",), {"metavar": "NAME", "default": default, "help": "the model name"}),
+        "model": (
+            ("--model",),
+            {
+                "metavar": "NAME",
+                "default": default,
+                "help": "the model, as provider:model (groq:llama-3.3-70b) or a name",
+            },
+        ),
         "base_url": (("--base-url",), {"metavar": "URL", "default": default, "help": "where the API lives"}),
+        "api_key_env": (
+            ("--api-key-env",),
+            {"metavar": "VAR", "default": default, "help": "the variable holding the key (default: the provider's)"},
+        ),
         "tool_mode": (
             ("--tool-mode",),
             {"choices": modes, "default": default, "help": "how tools are sent"},

@@ -65,6 +65,7 @@ class Settings:
     max_tokens: int | None = None
     temperature: float | None = None
     timeout: float | None = None
+    api_key_env_source: str = "toolwire.toml"
 
 
 def known_providers() -> list[str]:
@@ -72,21 +73,49 @@ def known_providers() -> list[str]:
     return sorted({*PROVIDERS, *SCRIPTED_PROVIDERS, COPILOT})
 
 
+def _hint(name: str) -> str:
+    guess = difflib.get_close_matches(name, known_providers(), n=1, cutoff=0.75)
+    return f"did you mean {guess[0]!r}? Use" if guess else "use"
+
+
+def split_model(model: str | None, provider: str | None, file_provider: str | None) -> tuple[str | None, str | None]:
+    """`--model provider:model` as (provider, model); a model name with a colon of its own stays whole.
+
+    `qwen3:8b` is Ollama's model name, not a provider: a prefix that names no provider is part of
+    the model when a provider is given some other way, and an error naming what was typed when not.
+    """
+    if model is None or ":" not in model:
+        return provider, model
+    prefix, rest = model.split(":", 1)
+    if prefix not in known_providers():
+        if provider is None and file_provider is None:
+            raise UsageError(
+                f"Unknown provider {prefix!r} in --model {model!r}; {_hint(prefix)} one of: "
+                f"{', '.join(known_providers())} (or pass --provider for a model name with a colon)."
+            )
+        return provider, model
+    if provider is not None and provider != prefix:
+        raise UsageError(f"--model {model!r} names provider {prefix!r} but --provider says {provider!r}; drop one.")
+    if not rest:
+        raise UsageError(f"No model in --model {model!r}; write provider:model, e.g. '{prefix}:my-model'.")
+    return prefix, rest
+
+
 def resolve(args: argparse.Namespace, config: Config) -> Settings:
     """Merge flags over the settings file over the defaults."""
-    name = args.provider or config.provider.name or DEFAULT_PROVIDER
-    section = config.provider if args.provider in (None, config.provider.name) else ProviderSettings()
+    flag, model = split_model(args.model, args.provider, config.provider.name)
+    name = flag or config.provider.name or DEFAULT_PROVIDER
+    section = config.provider if flag in (None, config.provider.name) else ProviderSettings()
     if name not in known_providers():
-        source = f" (from {config.path})" if args.provider is None and config.path else ""
-        guess = difflib.get_close_matches(name, known_providers(), n=1, cutoff=0.75)
-        hint = f"did you mean {guess[0]!r}? Use" if guess else "use"
-        raise UsageError(f"Unknown provider {name!r}{source}; {hint} one of: {', '.join(known_providers())}.")
+        source = f" (from {config.path})" if flag is None and config.path else ""
+        raise UsageError(f"Unknown provider {name!r}{source}; {_hint(name)} one of: {', '.join(known_providers())}.")
     agent = config.agent
     return Settings(
         provider=name,
-        model=args.model or section.model,
+        model=model or section.model,
         base_url=args.base_url or section.base_url,
-        api_key_env=section.api_key_env,
+        api_key_env=getattr(args, "api_key_env", None) or section.api_key_env,
+        api_key_env_source="--api-key-env" if getattr(args, "api_key_env", None) else f"api_key_env in {config.path}",
         tool_mode=agent.tool_mode if args.tool_mode is None else args.tool_mode,
         max_tool_turns=agent.max_tool_turns if args.max_tool_turns is None else args.max_tool_turns,
         output_budget_chars=agent.output_budget_chars,

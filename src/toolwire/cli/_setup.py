@@ -62,7 +62,7 @@ def _connect(settings: Settings) -> BaseClient:
     if settings.api_key_env:
         key = os.environ.get(settings.api_key_env)
         if not key:
-            raise UsageError(f"{settings.api_key_env} is not set (api_key_env in {settings.config_path}); export it.")
+            raise UsageError(f"{settings.api_key_env} is not set ({settings.api_key_env_source}); export it.")
     if settings.provider == COPILOT:
         return _connect_copilot(settings, key)
     try:
@@ -71,7 +71,8 @@ def _connect(settings: Settings) -> BaseClient:
             options["timeout"] = settings.timeout
         return connect_http(f"{settings.provider}:{settings.model}", api_key=key, base_url=settings.base_url, **options)
     except AuthenticationError:
-        variables = " or ".join(PROVIDERS[settings.provider].key_env)
+        provider = PROVIDERS[settings.provider]
+        variables = " or ".join((*provider.key_env, *provider.token_env))
         raise UsageError(
             f"No API key for {settings.provider}: set {variables}, or api_key_env in toolwire.toml."
         ) from None

@@ -17,7 +17,16 @@ from typing import Any
 from toolwire.codecs.common.protocols import Codec, StreamDecoder, StreamEncoder
 from toolwire.codecs.common.stream_encoding import WireEvent
 
-__all__ = ["CODEC_NAMES", "Codec", "StreamDecoder", "StreamEncoder", "WireEvent", "get_codec", "guarded"]
+__all__ = [
+    "CODEC_NAMES",
+    "Codec",
+    "StreamDecoder",
+    "StreamEncoder",
+    "WireEvent",
+    "codec_module",
+    "get_codec",
+    "guarded",
+]
 
 _MODULES: dict[str, str] = {
     "anthropic": "toolwire.codecs.anthropic",
@@ -36,6 +45,13 @@ def get_codec(name: str) -> Codec:
     if name not in _MODULES:
         raise ValueError(f"Unknown codec {name!r}; known codecs: {', '.join(CODEC_NAMES)}.")
     return _guarded_codec(name)
+
+
+def codec_module(name: str) -> str:
+    """The module of wire format `name` (its `CODEC`, and `PROFILES` where servers differ)."""
+    if name not in _MODULES:
+        raise ValueError(f"Unknown codec {name!r}; known codecs: {', '.join(CODEC_NAMES)}.")
+    return _MODULES[name]
 
 
 @functools.cache

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 
+from toolwire.errors import ContentFilterError, ToolwireError
 from toolwire.errors import TimeoutError as UpstreamTimeout
-from toolwire.errors import ToolwireError
 from toolwire.gateway._routing import RouteConfigError, RoutingError
 from toolwire.http import redact_urls
 
@@ -48,6 +48,8 @@ def classify(exc: BaseException) -> GatewayError:
             return GatewayError(404, str(exc), field="model")
         case UpstreamTimeout():
             return GatewayError(504, f"The upstream did not answer in time: {exc.message}")
+        case ContentFilterError():  # the prompt or the reply was refused, whether or not a status came with it
+            return GatewayError(400, f"Upstream content filter: {exc.message}", field="messages")
         case ToolwireError(status=int(status)) if status >= 500:
             # One upstream failure, one status: the same 502 as when it fails mid-stream (no status then).
             return GatewayError(502, f"The upstream failed: {exc.message}", retry_after=exc.retry_after_header)

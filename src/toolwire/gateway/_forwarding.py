@@ -117,10 +117,11 @@ class ClientRequest:
 
     @property
     def passthrough(self) -> bool:
-        """Whether the body can go upstream as it is."""
-        target = self.upstream().codec.name
+        """Whether the body can go upstream as it is (not to a server whose quirks need applying)."""
+        codec = self.upstream().codec
         return (
-            target == self.protocol.name
+            codec.name == self.protocol.name
+            and getattr(codec, "verbatim", True)
             and self.target.tool_mode == "native"
             and not any(mark in self.raw for mark in _MARKS)
         )

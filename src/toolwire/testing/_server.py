@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 from toolwire.codecs import get_codec
 from toolwire.http import EVENTSTREAM_MEDIA_TYPE, encode_event
 from toolwire.testing._script import Delay, DropStream, ErrorReply, RawReply, Turn, reply, resolve_turn
+from toolwire.testing.dialects import DIALECTS, Dialect, Event
 from toolwire.types import Request, Response, Usage
 
 if TYPE_CHECKING:
@@ -65,12 +66,15 @@ class _Route:
     error_body: Callable[[int, str], dict[str, Any]]
     done_marker: bool = False
     stream_default: bool = False
+    model_in_path: bool = False  # Vertex's Anthropic endpoints: the model in the URL, not the body
 
 
 _ROUTES: tuple[tuple[str, _Route], ...] = (
     ("/chat/completions", _Route("openai", "sse", _openai_error, done_marker=True)),
     ("/responses", _Route("openai-responses", "sse-named", _openai_error)),
     ("/messages", _Route("anthropic", "sse-named", _anthropic_error)),
+    (":rawPredict", _Route("anthropic", "sse-named", _anthropic_error, model_in_path=True)),
+    (":streamRawPredict", _Route("anthropic", "sse-named", _anthropic_error, stream_default=True, model_in_path=True)),
     (":generateContent", _Route("gemini", "sse", _gemini_error)),
     (":streamGenerateContent", _Route("gemini", "sse", _gemini_error, stream_default=True)),
     ("/api/chat", _Route("ollama", "ndjson", _ollama_error, stream_default=True)),  # Ollama streams by default
@@ -119,9 +123,20 @@ class ScriptedServer:
     client at `server.base_url` (or use `server.connect("anthropic:model")`), then assert
     on `server.requests`. A call beyond the end of the script gets HTTP 500. A callable
     script (`Request -> Turn`) answers every request, however many arrive at once.
+    `dialect` (a key of `toolwire.testing.dialects.DIALECTS`: azure, mistral, groq, ...) makes its
+    Chat Completions route refuse and shape what that service does.
     """
 
-    def __init__(self, script: Iterable[Turn] | Callable[[Request], Turn] = (), *, keep_requests: bool = True) -> None:
+    def __init__(
+        self,
+        script: Iterable[Turn] | Callable[[Request], Turn] = (),
+        *,
+        keep_requests: bool = True,
+        dialect: str | None = None,
+    ) -> None:
+        if dialect is not None and dialect not in DIALECTS:
+            raise ValueError(f"Unknown dialect {dialect!r}; use one of: {', '.join(sorted(DIALECTS))}.")
+        self.dialect: Dialect = DIALECTS[dialect] if dialect is not None else Dialect("openai")
         self.requests: list[RecordedRequest] = []
         self.request_count = 0
         self.keep_requests = keep_requests  # False for long runs: memory stays flat, only the count is kept
@@ -158,11 +173,12 @@ class ScriptedServer:
         kwargs.setdefault("api_key", "test-key")
         kwargs.setdefault("retry_base_delay", 0.001)
         kwargs.setdefault("retry_max_delay", 0.01)
-        if target.startswith("vertex:"):
+        if target.startswith(("vertex:", "vertex-anthropic:")):
             kwargs.setdefault("project", "test-project")
         if target.startswith("bedrock:"):
             kwargs.setdefault("region", "us-east-1")
-        return connect_http(target, base_url=self.base_url, **kwargs)
+        kwargs.setdefault("base_url", self.base_url)
+        return connect_http(target, **kwargs)
 
     def start(self) -> Self:
         """Start serving on a free port."""
@@ -261,6 +277,10 @@ class _Handler(BaseHTTPRequestHandler):
         if route is None:
             self._send_json(404, {"error": {"message": f"ScriptedServer has no route for {self.path!r}."}}, {})
             return
+        refusal = self.owner.dialect.refuse(self.path, record.headers, body) if route.codec == "openai" else None
+        if refusal is not None:
+            self._send_json(refusal.status, refusal.body, {})
+            return
         turn, request_id = self.owner._next_turn()
         if turn is None:
             message = f"ScriptedServer: the script is exhausted (request {self.owner.request_count})."
@@ -280,6 +300,8 @@ class _Handler(BaseHTTPRequestHandler):
             record.stream = ":streamGenerateContent" in self.path or (
                 isinstance(body, dict) and bool(body.get("stream", route.stream_default))
             )
+            if route.model_in_path and isinstance(body, dict):
+                body = {"model": self.path.rsplit("/models/", 1)[-1].split(":", 1)[0], **body}
             try:
                 record.request = get_codec(route.codec).decode_request(body)
             except Exception as exc:  # a test double must record what it could not read, not crash
@@ -307,13 +329,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_bytes(turn.status, turn.body, turn.content_type, headers | turn.headers)
             case DropStream(response=response, after=after, clean=clean):
                 resolved = reply(response) if isinstance(response, str) else response
-                events = get_codec(route.codec).encode_stream(resolved)[:after]
-                self._send_stream(route, events, headers, end=False, clean=clean)
+                dropped: list[Event] = [*get_codec(route.codec).encode_stream(resolved)[:after]]
+                self._send_stream(route, dropped, headers, end=False, clean=clean)
             case Response() if stream:
-                events = get_codec(route.codec).encode_stream(turn)
+                chunks = get_codec(route.codec).encode_stream(turn)
+                plain: list[Event] = [*chunks]
+                events = self.owner.dialect.stream(chunks) if route.codec == "openai" else plain
                 self._send_stream(route, events, headers, end=True, clean=True)
             case Response():
-                self._send_json(200, get_codec(route.codec).encode_response(turn), headers)
+                body = get_codec(route.codec).encode_response(turn)
+                self._send_json(200, self.owner.dialect.reply(body) if route.codec == "openai" else body, headers)
             case _:
                 self._send_json(500, route.error_body(500, f"ScriptedServer cannot answer with {turn!r}."), headers)
 
@@ -336,7 +361,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _send_stream(
-        self, route: _Route, events: list[dict[str, Any]], headers: dict[str, str], *, end: bool, clean: bool
+        self, route: _Route, events: list[Event], headers: dict[str, str], *, end: bool, clean: bool
     ) -> None:
         self.send_response(200)
         content_type = {"ndjson": "application/x-ndjson", "eventstream": EVENTSTREAM_MEDIA_TYPE}.get(
@@ -348,7 +373,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         for event in events:
-            self._chunk(_frame(route, event))
+            self._chunk(event if isinstance(event, str) else _frame(route, event))
         if end and route.done_marker:
             self._chunk("data: [DONE]\n\n")
         if clean:

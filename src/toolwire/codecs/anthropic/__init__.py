@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolwire.codecs.anthropic.profiles import PROFILES, AnthropicProfile
 from toolwire.codecs.anthropic.replies import decode_response, encode_response
 from toolwire.codecs.anthropic.requests import DEFAULT_MAX_TOKENS, NAME, decode_request, encode_request
 from toolwire.codecs.anthropic.stream_decoder import AnthropicStreamDecoder
@@ -32,7 +33,7 @@ from toolwire.codecs.anthropic.stream_encoder import AnthropicStreamEncoder
 from toolwire.codecs.common.stream_encoding import replay
 from toolwire.types import Request, Response
 
-__all__ = ["CODEC", "DEFAULT_MAX_TOKENS", "AnthropicCodec", "AnthropicStreamDecoder"]
+__all__ = ["CODEC", "DEFAULT_MAX_TOKENS", "PROFILES", "AnthropicCodec", "AnthropicProfile", "AnthropicStreamDecoder"]
 
 
 class AnthropicCodec:
@@ -40,9 +41,25 @@ class AnthropicCodec:
 
     name: str = NAME
 
+    def __init__(self, profile: AnthropicProfile = PROFILES["anthropic"]) -> None:
+        self.profile = profile
+
+    @property
+    def verbatim(self) -> bool:
+        """Whether a client's Messages body may reach this host unchanged (not Vertex's: no model in it)."""
+        return self.profile.model_in_body and self.profile.body_version is None
+
     def encode_request(self, request: Request) -> dict[str, Any]:
-        """Return the exact `/v1/messages` body; `max_tokens` defaults to `DEFAULT_MAX_TOKENS`."""
-        return encode_request(request)
+        """Return the exact `/v1/messages` body; `max_tokens` defaults to `DEFAULT_MAX_TOKENS`.
+
+        The profile may move the model to the URL and put the API version in the body (Vertex AI).
+        """
+        body = encode_request(request)
+        if not self.profile.model_in_body:
+            del body["model"]
+        if self.profile.body_version is not None:
+            body = {"anthropic_version": self.profile.body_version, **body}
+        return body
 
     def decode_response(self, body: dict[str, Any]) -> Response:
         """Read a Message body; an `{"type": "error"}` body raises `ProviderError`."""

@@ -7,17 +7,21 @@ endpoint, each through its `OpenAIProfile`. Rooms: `requests` (bodies both ways)
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from toolwire.codecs.common.stream_encoding import replay
+from toolwire.codecs.common.wire import object_or_empty
+from toolwire.codecs.openai.content_filter import FILTERED, prompt_filter_error, reply_categories, reply_filter_error
 from toolwire.codecs.openai.messages import NAME
 from toolwire.codecs.openai.profiles import PROFILES, OpenAIProfile
 from toolwire.codecs.openai.replies import decode_response, encode_response
 from toolwire.codecs.openai.requests import ChatRequests
 from toolwire.codecs.openai.stream_decoder import OpenAIStreamDecoder
 from toolwire.codecs.openai.stream_encoder import OpenAIStreamEncoder
+from toolwire.errors import BadRequestError, ToolwireError
 from toolwire.schema import SchemaSupport
-from toolwire.types import Request, Response
+from toolwire.types import Request, Response, ToolCall
 
 __all__ = ["CODEC", "PROFILES", "OpenAICodec", "OpenAIProfile"]
 
@@ -41,6 +45,11 @@ class OpenAICodec:
         return self._requests.encode(request)
 
     @property
+    def verbatim(self) -> bool:
+        """Whether a client's body may reach this server unchanged (no quirk to apply on the way)."""
+        return self.profile.verbatim
+
+    @property
     def schema_support(self) -> SchemaSupport:
         """What this server's constrained decoding enforces of a JSON Schema (its profile says)."""
         return self.profile.schema_support
@@ -54,12 +63,49 @@ class OpenAICodec:
         return self._requests.decode(body)
 
     def decode_response(self, body: dict[str, Any]) -> Response:
-        """Read a `chat.completion` body; an error body raises `ProviderError`."""
-        return decode_response(body)
+        """Read a `chat.completion` body; an error body raises `ProviderError`.
+
+        With the profile's `content_filter_errors`, a `content_filter` stop raises `ContentFilterError`.
+        """
+        response = decode_response(body)
+        if self.profile.content_filter_errors and response.raw_stop_reason == FILTERED:
+            raise reply_filter_error(self.profile.name, reply_categories(body), body)
+        return self._own_ids(response)
 
     def stream_decoder(self) -> OpenAIStreamDecoder:
         """Return a fresh decoder for one `chat.completion.chunk` stream."""
-        return OpenAIStreamDecoder()
+        return OpenAIStreamDecoder(
+            content_filter_errors=self.profile.content_filter_errors,
+            original_id=self._requests.call_ids.original,
+            server=self.profile.name,
+        )
+
+    def refine_error(self, error: ToolwireError) -> ToolwireError:
+        """A more specific error for what this server's error body says (Azure's filtered prompt)."""
+        if self.profile.content_filter_errors and isinstance(error, BadRequestError):
+            typed = prompt_filter_error(self.profile.name, error.body, error.status, error.request_id)
+            if typed is not None:
+                return typed
+        return error
+
+    def failed_generation(self, error: ToolwireError) -> str | None:
+        """The model's own text when the server could not parse its tool call (Groq's `tool_use_failed`)."""
+        if not (self.profile.failed_generation and isinstance(error, BadRequestError)):
+            return None
+        wire = object_or_empty(object_or_empty(error.body).get("error"))
+        text = wire.get("failed_generation")
+        return text if wire.get("code") == "tool_use_failed" and isinstance(text, str) else None
+
+    def _own_ids(self, response: Response) -> Response:
+        """The reply with any id this codec rewrote back as its caller wrote it."""
+        original = self._requests.call_ids.original
+        parts = [
+            dataclasses.replace(p, id=original(p.id)) if isinstance(p, ToolCall) and original(p.id) != p.id else p
+            for p in response.message.parts
+        ]
+        if all(a is b for a, b in zip(parts, response.message.parts, strict=True)):
+            return response
+        return dataclasses.replace(response, message=dataclasses.replace(response.message, parts=parts))
 
     def encode_response(self, response: Response) -> dict[str, Any]:
         """Render a reply as a `chat.completion` body."""

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import re
+from collections.abc import Callable
 from typing import Any, assert_never
 
 from toolwire.codecs.common.arguments import parse_arguments
@@ -75,13 +75,22 @@ def is_refusal(part: TextPart) -> bool:
 # encode
 
 
+def _same(call_id: str) -> str:
+    return call_id
+
+
 def encode_messages(
-    messages: list[Message], reasoning_field: str | None, max_id_length: int | None = None
+    messages: list[Message],
+    reasoning_field: str | None,
+    wire_id: Callable[[str], str] = _same,
+    *,
+    foreign_reasoning: bool = False,
 ) -> list[dict[str, Any]]:
     """Return the `messages` array.
 
-    `reasoning_field` names the field for this codec's thinking whose field is unknown; call ids
-    longer than `max_id_length` are shortened, the same way in calls and results.
+    `reasoning_field` names the field for this codec's thinking whose field is unknown (and, with
+    `foreign_reasoning`, for every other provider's); `wire_id` rewrites call ids the server would
+    refuse, the same way in calls and results.
     """
     wire: list[dict[str, Any]] = []
     images: list[dict[str, Any]] = []  # image parts owed after the current run of tool messages
@@ -97,9 +106,9 @@ def encode_messages(
                 parts = content if isinstance(content, str) else [_encode_content_part(p) for p in content]
                 wire.append({"role": "user", "content": parts})
             case AssistantMessage():
-                wire.append(encode_assistant(message, reasoning_field, max_id_length=max_id_length))
+                wire.append(encode_assistant(message, reasoning_field, wire_id=wire_id, foreign=foreign_reasoning))
             case ToolResult():
-                wire.append(_encode_result(message, images, max_id_length))
+                wire.append(_encode_result(message, images, wire_id))
             case _:
                 assert_never(message)
     if images:
@@ -108,12 +117,18 @@ def encode_messages(
 
 
 def encode_assistant(
-    message: AssistantMessage, reasoning_field: str | None, *, reply: bool = False, max_id_length: int | None = None
+    message: AssistantMessage,
+    reasoning_field: str | None,
+    *,
+    reply: bool = False,
+    wire_id: Callable[[str], str] = _same,
+    foreign: bool = False,
 ) -> dict[str, Any]:
     """Return an assistant message (a request's history turn, or with `reply` a response's message).
 
     A reply replays everything the model said: every thinking part and the raw argument text of
-    calls whose arguments were broken. A history turn sends only thinking this codec produced.
+    calls whose arguments were broken. A history turn sends only thinking this codec produced,
+    unless `foreign` (DeepSeek wants the reasoning back beside its calls, whoever wrote it).
     """
     text: list[str] = []
     refusal: list[str] = []
@@ -124,11 +139,11 @@ def encode_assistant(
             case TextPart():
                 (refusal if is_refusal(part) else text).append(part.text)
             case ThinkingPart():
-                field = _reasoning_field(part, reasoning_field, reply=reply)
+                field = _reasoning_field(part, reasoning_field, reply=reply or foreign)
                 if field is not None:
                     reasoning.setdefault(field, []).append(part.text)
             case ToolCall():
-                calls.append(_encode_call(part, reply=reply, max_id_length=max_id_length))
+                calls.append(_encode_call(part, reply=reply, wire_id=wire_id))
             case _:
                 assert_never(part)
     wire: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text else None}
@@ -150,22 +165,14 @@ def _reasoning_field(part: ThinkingPart, default: str | None, *, reply: bool) ->
     return field if field in REASONING_FIELDS else default
 
 
-def _wire_id(call_id: str, max_length: int | None) -> str:
-    # OpenAI rejects ids over 40 characters (`string_above_max_length`; Responses and vLLM ids
-    # are longer): shorten them deterministically, so a call and its result still pair up.
-    if max_length is None or len(call_id) <= max_length:
-        return call_id
-    return "call_" + hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[: max_length - 5]
-
-
-def _encode_call(call: ToolCall, *, reply: bool, max_id_length: int | None) -> dict[str, Any]:
+def _encode_call(call: ToolCall, *, reply: bool, wire_id: Callable[[str], str]) -> dict[str, Any]:
     raw = call.metadata.get("raw_arguments")
     # Arguments that could not be read go back as the model wrote them, never as a made-up "{}".
     keep_raw = isinstance(raw, str) and (reply or "arguments_error" in call.metadata)
     opaque = call.metadata.get(NAME)
     arguments = raw if keep_raw else _written_arguments(call, opaque)
     function = {"name": call.name, "arguments": arguments}
-    wire: dict[str, Any] = {"id": _wire_id(call.id, max_id_length), "type": "function", "function": function}
+    wire: dict[str, Any] = {"id": wire_id(call.id), "type": "function", "function": function}
     if isinstance(opaque, dict) and "extra_content" in opaque:
         # Gemini's OpenAI-compatible endpoint needs its thought signature back here.
         wire["extra_content"] = opaque["extra_content"]
@@ -184,8 +191,8 @@ def _written_arguments(call: ToolCall, opaque: Any) -> str:
     return dumps(call.arguments)
 
 
-def _encode_result(result: ToolResult, images: list[dict[str, Any]], max_id_length: int | None) -> dict[str, Any]:
-    call_id = _wire_id(result.tool_call_id, max_id_length)
+def _encode_result(result: ToolResult, images: list[dict[str, Any]], wire_id: Callable[[str], str]) -> dict[str, Any]:
+    call_id = wire_id(result.tool_call_id)
     match result.kind:
         case "text":
             content: Any = result.value

@@ -49,6 +49,13 @@ from toolwire.schema import PORTABLE, SchemaSupport
 
 __all__ = ["PROFILES", "OpenAIProfile"]
 
+_OPENAI_SCHEMAS = SchemaSupport(
+    pattern=True,
+    formats=frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}),
+    numeric_bounds=True,
+    string_lengths=False,
+)
+
 # llama.cpp's JSON-Schema-to-grammar converters (llama-server's C++ one, llama-cpp-python's port).
 _LLAMA_CPP_GRAMMAR = SchemaSupport(pattern=True, formats=frozenset({"date", "time", "date-time", "uuid"}))
 # One character of a JSON string's text, as JSON defines it: no raw control characters.
@@ -88,6 +95,23 @@ class OpenAIProfile:
             constrained tool mode loosens the rest before sending.
         schema_sampling: Body fields sent with every `response_format` (a JSON reply): the
             server's sampling defaults that work against JSON. The request's `extra` overrides them.
+        call_id_form: `any`, or `alnum9`: exactly nine letters and digits (Mistral); other ids are
+            rewritten deterministically and mapped back.
+        required_word: How `tool_choice: "required"` is spelled (Mistral says `any`).
+        user_after_tool: Whether a user message may follow a tool message; without it an
+            assistant turn (`bridge_text`) goes between them (Mistral).
+        bridge_text: The assistant text put between a tool result and a user message.
+        reasoning_with_calls: Whether reasoning must come back beside tool calls: every thinking
+            part is sent as `reasoning_field`, whoever wrote it, and an assistant message with
+            calls but no thinking gets it empty (DeepSeek's thinking mode, else HTTP 400).
+        stream_options: Whether `stream_options: {"include_usage": true}` is accepted (Cohere refuses it).
+        content_filter_errors: Whether a `content_filter` stop or HTTP 400 is raised as a
+            `ContentFilterError` naming the categories (Azure OpenAI's filter results).
+        failed_generation: Whether a tool call the server could not parse comes back as HTTP 400
+            `tool_use_failed` with the model's text in `failed_generation` (Groq): the client reads
+            the calls from that text with the text-mode parsers.
+        verbatim: Whether a client's Chat Completions body may go to this server as it is (a
+            gateway's passthrough); `False` when a quirk above has to be applied on the way.
     """
 
     name: str
@@ -105,6 +129,15 @@ class OpenAIProfile:
     schema_form: Literal["json_schema", "json_object"] = "json_schema"
     schema_support: SchemaSupport = PORTABLE
     schema_sampling: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    call_id_form: Literal["any", "alnum9"] = "any"
+    required_word: Literal["required", "any"] = "required"
+    user_after_tool: bool = True
+    bridge_text: str = "Done."
+    reasoning_with_calls: bool = False
+    stream_options: bool = True
+    content_filter_errors: bool = False
+    failed_generation: bool = False
+    verbatim: bool = True
 
 
 PROFILES: dict[str, OpenAIProfile] = {
@@ -112,16 +145,7 @@ PROFILES: dict[str, OpenAIProfile] = {
     # Ids over 40 characters are rejected: "string_above_max_length" (vercel/ai #5171).
     # Structured Outputs (strict): pattern, the formats below, numeric bounds and item counts,
     # not string lengths (platform.openai.com/docs/guides/structured-outputs, "Supported schemas").
-    "openai": OpenAIProfile(
-        name="openai",
-        max_call_id_length=40,
-        schema_support=SchemaSupport(
-            pattern=True,
-            formats=frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}),
-            numeric_bounds=True,
-            string_lengths=False,
-        ),
-    ),
+    "openai": OpenAIProfile(name="openai", max_call_id_length=40, schema_support=_OPENAI_SCHEMAS),
     # vLLM renamed reasoning_content to reasoning and drops the old name on input (#27752, #38488).
     # Its structured outputs (xgrammar, guidance) take `pattern` as a regex.
     "vllm": OpenAIProfile(
@@ -164,9 +188,11 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     # Ollama's /v1 ignores tool_choice (a TODO in openai/responses.go): a named choice is emulated
     # by sending only that tool; reasoning comes back as `reasoning` (openai/openai.go). Its
-    # schema goes to the same `format` as on /api/chat (toolwire sends no `$ref`s).
+    # schema goes to the same `format` as on /api/chat (toolwire sends no `$ref`s). Its streams give
+    # every parallel call index 0 (ollama #15457): a gateway translates them rather than pass them on.
     "ollama-openai": OpenAIProfile(
         name="ollama-openai",
+        verbatim=False,
         named_tool_choice=False,
         strict_tools=False,
         max_tokens_field="max_tokens",
@@ -178,5 +204,70 @@ PROFILES: dict[str, OpenAIProfile] = {
         strict_tools=False,
         max_tokens_field="max_tokens",
         reasoning_field="reasoning_content",
+    ),
+    # Azure OpenAI runs OpenAI's models behind content filters: a filtered prompt is HTTP 400
+    # `content_filter` with the categories in `innererror.content_filter_result`, a filtered reply
+    # stops with `finish_reason: "content_filter"` (learn.microsoft.com, "Content filtering").
+    "azure": OpenAIProfile(
+        name="azure",
+        max_call_id_length=40,
+        schema_support=_OPENAI_SCHEMAS,
+        content_filter_errors=True,
+        verbatim=False,
+    ),
+    # Mistral: ids `^[a-zA-Z0-9]{9}$` (type invalid_function_call), `any` for required, and
+    # "Unexpected role 'user' after role 'tool'" (docs.mistral.ai, function calling).
+    "mistral": OpenAIProfile(
+        name="mistral",
+        max_tokens_field="max_tokens",
+        call_id_form="alnum9",
+        required_word="any",
+        user_after_tool=False,
+        verbatim=False,
+    ),
+    # Groq: an unparsable call is HTTP 400 `tool_use_failed` with `failed_generation`
+    # (console.groq.com/docs/tool-use); reasoning models answer in `reasoning`.
+    "groq": OpenAIProfile(
+        name="groq", strict_tools=False, reasoning_field="reasoning", failed_generation=True, verbatim=False
+    ),
+    # DeepSeek's thinking mode: "Missing reasoning_content field in the assistant message" unless
+    # each assistant turn with calls carries it (api-docs.deepseek.com, thinking mode tool calls).
+    # `strict` needs the beta base URL.
+    "deepseek": OpenAIProfile(
+        name="deepseek",
+        strict_tools=False,
+        max_tokens_field="max_tokens",
+        reasoning_field="reasoning_content",
+        reasoning_with_calls=True,
+        verbatim=False,
+    ),
+    # OpenRouter: reasoning in `reasoning`; comment lines and in-stream error events are read by
+    # the transport and the stream decoder for every server (openrouter.ai/docs, streaming).
+    "openrouter": OpenAIProfile(name="openrouter", max_tokens_field="max_tokens", reasoning_field="reasoning"),
+    # xAI: "`strict` mode on function call is currently not supported" (pydantic-ai #1846).
+    "xai": OpenAIProfile(
+        name="xai", strict_tools=False, max_tokens_field="max_tokens", reasoning_field="reasoning_content"
+    ),
+    "together": OpenAIProfile(name="together", max_tokens_field="max_tokens", reasoning_field="reasoning"),
+    "fireworks": OpenAIProfile(name="fireworks", max_tokens_field="max_tokens", reasoning_field="reasoning_content"),
+    "cerebras": OpenAIProfile(name="cerebras", reasoning_field="reasoning"),
+    "huggingface": OpenAIProfile(
+        name="huggingface", strict_tools=False, max_tokens_field="max_tokens", reasoning_field="reasoning_content"
+    ),
+    "lmstudio": OpenAIProfile(
+        name="lmstudio", strict_tools=False, max_tokens_field="max_tokens", reasoning_field="reasoning_content"
+    ),
+    "sglang": OpenAIProfile(
+        name="sglang", strict_tools=False, max_tokens_field="max_tokens", reasoning_field="reasoning_content"
+    ),
+    # Cohere's compatibility API refuses `stream_options` and a named tool_choice; `required`
+    # works (docs.cohere.com, compatibility API).
+    "cohere": OpenAIProfile(
+        name="cohere",
+        strict_tools=False,
+        named_tool_choice=False,
+        max_tokens_field="max_tokens",
+        stream_options=False,
+        verbatim=False,
     ),
 }

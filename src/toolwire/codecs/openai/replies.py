@@ -16,7 +16,14 @@ from toolwire.codecs.openai.messages import (
     decode_assistant,
     encode_assistant,
 )
-from toolwire.errors import CodecError, ProviderError
+from toolwire.errors import (
+    AuthenticationError,
+    BadRequestError,
+    CodecError,
+    ProviderError,
+    RateLimitError,
+    ToolwireError,
+)
 from toolwire.types import (
     AssistantMessage,
     Response,
@@ -52,6 +59,17 @@ _FINISH_REASONS: dict[StopReason, str] = {
     StopReason.CONTENT_FILTER: "content_filter",
 }
 REPLY_REASONING_FIELD = "reasoning_content"  # where a rendered reply puts unlabelled reasoning
+# An error payload with an HTTP-like code, as OpenRouter sends mid-stream (`{"error": {"code": 429,
+# ...}}` in a 200 stream, openrouter.ai/docs "Errors"): typed as the same status would be.
+_ERROR_CODES: dict[int, type[ToolwireError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    402: AuthenticationError,  # OpenRouter: out of credits
+    403: AuthenticationError,
+    404: BadRequestError,
+    422: BadRequestError,
+    429: RateLimitError,
+}
 
 # decode
 
@@ -105,7 +123,7 @@ def build_response(message: AssistantMessage, raw: Any, usage: Usage | None, hea
 
 def raise_if_error(body: dict[str, Any]) -> None:
     # OpenAI nests the error under "error"; older vLLM sends {"object": "error", "message": ...}.
-    """Raise `ProviderError` for an error body or an error chunk."""
+    """Raise the typed error for an error body or an error chunk (`ProviderError` unless its code says more)."""
     error = body.get("error")
     if error is None and body.get("object") == "error":
         error = body
@@ -113,10 +131,12 @@ def raise_if_error(body: dict[str, Any]) -> None:
         return
     message = error.get("message") if isinstance(error, dict) else error
     code = error.get("code") if isinstance(error, dict) else None
-    raise ProviderError(
+    status = code if isinstance(code, int) and not isinstance(code, bool) else None
+    kind = _ERROR_CODES.get(status, ProviderError) if status is not None else ProviderError
+    raise kind(
         str(message or f"the server sent an error without a message: {error!r}"),
         provider=NAME,
-        status=code if isinstance(code, int) and not isinstance(code, bool) else None,
+        status=status,
         body=body,
     )
 

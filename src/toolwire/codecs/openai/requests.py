@@ -13,6 +13,7 @@ from typing import Any, Literal, assert_never
 from toolwire.codecs.common.checks import sendable_schema
 from toolwire.codecs.common.degradations import warn_once
 from toolwire.codecs.common.wire import require_dict, stop_list
+from toolwire.codecs.openai.call_ids import CallIds
 from toolwire.codecs.openai.messages import NAME, decode_messages, encode_messages
 from toolwire.codecs.openai.profiles import OpenAIProfile
 from toolwire.errors import CodecError
@@ -33,20 +34,14 @@ class ChatRequests:
 
     def __init__(self, profile: OpenAIProfile) -> None:
         self.profile = profile
+        self.call_ids = CallIds(profile.call_id_form, profile.max_call_id_length)
         self._warned: set[str] = set()
 
     def encode(self, request: Request) -> dict[str, Any]:
         """Return the exact JSON body for `request`."""
-        body: dict[str, Any] = {
-            "model": request.model,
-            "messages": encode_messages(
-                request.messages, self.profile.reasoning_field, self.profile.max_call_id_length
-            ),
-        }
+        body: dict[str, Any] = {"model": request.model, "messages": self._encode_messages(request)}
         self._check_choice(request)
         tools, choice = self._encode_tools(request.tools, self.tool_choice(request))
-        if self.profile.empty_call_content is not None:
-            _fill_empty_call_content(body["messages"], self.profile.empty_call_content)
         if tools:
             body["tools"] = tools
         if choice is not None:
@@ -59,9 +54,26 @@ class ChatRequests:
         extra = self._encode_options(request, body)
         if request.stream:
             body["stream"] = True
-            body["stream_options"] = dict(_STREAM_OPTIONS)
+            if self.profile.stream_options:
+                body["stream_options"] = dict(_STREAM_OPTIONS)
         body.update(extra)
         return body
+
+    def _encode_messages(self, request: Request) -> list[dict[str, Any]]:
+        profile = self.profile
+        messages = encode_messages(
+            request.messages,
+            profile.reasoning_field,
+            self.call_ids.wire,
+            foreign_reasoning=profile.reasoning_with_calls,
+        )
+        if profile.empty_call_content is not None:
+            _fill_empty_call_content(messages, profile.empty_call_content)
+        if profile.reasoning_with_calls and profile.reasoning_field is not None:
+            _reasoning_beside_calls(messages, profile.reasoning_field)
+        if not profile.user_after_tool:
+            messages = _bridge_tool_to_user(messages, profile.bridge_text)
+        return messages
 
     def tool_choice(self, request: Request) -> ToolChoice | None:
         """The choice sent: the request's own, or the profile's default when tools go without one."""
@@ -128,8 +140,11 @@ class ChatRequests:
                 f"The {self.profile.name} server cannot force a named tool; toolwire sends only tool "
                 f"{choice.name!r} with tool_choice 'required' instead.",
             )
-            return [self._encode_tool(t) for t in tools if t.name == choice.name], "required"
-        return [self._encode_tool(t) for t in tools], _encode_tool_choice(choice)
+            return [self._encode_tool(t) for t in tools if t.name == choice.name], self.profile.required_word
+        wire_choice = _encode_tool_choice(choice)
+        if wire_choice == "required":
+            wire_choice = self.profile.required_word
+        return [self._encode_tool(t) for t in tools], wire_choice
 
     def _encode_tool(self, tool: ToolDefinition) -> dict[str, Any]:
         function: dict[str, Any] = {"name": tool.name}
@@ -202,6 +217,22 @@ def _fill_empty_call_content(messages: list[dict[str, Any]], content: str) -> No
             message["content"] = content
 
 
+def _reasoning_beside_calls(messages: list[dict[str, Any]], field: str) -> None:
+    for message in messages:
+        if message.get("role") == "assistant" and message.get("tool_calls") and field not in message:
+            message[field] = ""
+
+
+def _bridge_tool_to_user(messages: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    """An assistant turn between a tool result and a user message, for servers that refuse that order."""
+    bridged: list[dict[str, Any]] = []
+    for message in messages:
+        if message.get("role") == "user" and bridged and bridged[-1].get("role") == "tool":
+            bridged.append({"role": "assistant", "content": text})
+        bridged.append(message)
+    return bridged
+
+
 def _encode_tool_choice(choice: ToolChoice | None) -> str | dict[str, Any] | None:
     match choice:
         case None:
@@ -218,6 +249,8 @@ def _decode_tool_choice(wire: Any) -> ToolChoice | None:
     for choice in _CHOICES:
         if wire == choice:
             return choice
+    if wire == "any":  # Mistral's word for required
+        return "required"
     if isinstance(wire, dict) and wire.get("type") == "function" and isinstance(wire.get("function"), dict):
         name = wire["function"].get("name")
         return NamedToolChoice(name) if isinstance(name, str) else None

@@ -6,12 +6,13 @@ servers (vLLM, llama.cpp, Ollama, Gemini's compat endpoint) really send.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from toolwire.codecs.common.accumulator import StreamAccumulator
 from toolwire.codecs.common.ids import derived_call_id
 from toolwire.codecs.common.wire import dumps, require_dict
+from toolwire.codecs.openai.content_filter import FILTERED, filtered_categories, prompt_categories, reply_filter_error
 from toolwire.codecs.openai.messages import (
     NAME,
     REASONING_FIELDS,
@@ -42,10 +43,27 @@ def _rank(part: AssistantPart) -> int:
     return 3
 
 
-class OpenAIStreamDecoder:
-    """Accumulates `chat.completion.chunk` objects; the client adds `Done(finish())` at `[DONE]`."""
+def _same(call_id: str) -> str:
+    return call_id
 
-    def __init__(self) -> None:
+
+class OpenAIStreamDecoder:
+    """Accumulates `chat.completion.chunk` objects; the client adds `Done(finish())` at `[DONE]`.
+
+    Args:
+        content_filter_errors: Raise `ContentFilterError` at a `content_filter` stop (Azure), naming
+            the categories its filter-only chunks reported.
+        original_id: Maps a call id the server sent back to the caller's own (rewritten ids).
+        server: The server's name, for error messages.
+    """
+
+    def __init__(
+        self, *, content_filter_errors: bool = False, original_id: Callable[[str], str] = _same, server: str = NAME
+    ) -> None:
+        self._content_filter_errors = content_filter_errors
+        self._server = server
+        self._original_id = original_id
+        self._filtered: list[str] = []  # categories named by the stream's filter results so far
         self._acc = StreamAccumulator()
         self._head: dict[str, Any] = {}
         self._finish: Any = None
@@ -96,18 +114,22 @@ class OpenAIStreamDecoder:
         event = require_dict(event, NAME, "stream chunk")
         raise_if_error(event)
         for key in ("id", "model"):
-            if self._head.get(key) is None:
+            if not self._head.get(key):  # Azure's first chunk (prompt filter results only) has "" for both
                 self._head[key] = event.get(key)
-        self._head_done = self._head["id"] is not None and self._head["model"] is not None
+        self._head_done = bool(self._head["id"]) and bool(self._head["model"])
         if isinstance(event.get("usage"), dict):  # the last chunk (choices: []) with include_usage
             self._usage = decode_usage(event["usage"])
+        self._filtered.extend(prompt_categories(event))
         choices = event.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            return []
+            return []  # Azure's prompt-filter chunk has `choices: []`
         choice = choices[0]
+        self._filtered.extend(filtered_categories(choice.get("content_filter_results")))
         if choice.get("finish_reason") is not None:
             self._finish = choice["finish_reason"]
-        delta = choice.get("delta")
+            if self._finish == FILTERED and self._content_filter_errors:
+                raise reply_filter_error(self._server, list(dict.fromkeys(self._filtered)), event)
+        delta = choice.get("delta")  # Azure's asynchronous filter sends choices without one
         return self._delta(delta) if isinstance(delta, dict) else []
 
     def finish(self) -> Response:
@@ -135,7 +157,8 @@ class OpenAIStreamDecoder:
 
     def _call(self, wire: dict[str, Any]) -> ToolCallDelta | None:
         function = wire["function"] if isinstance(wire.get("function"), dict) else {}
-        call_id = optional_str(wire.get("id")) or None
+        wire_id = optional_str(wire.get("id"))
+        call_id = self._original_id(wire_id) if wire_id else None
         key = self._key(wire.get("index"), call_id)
         current = self._acc.call_id(key)
         if current is None or (call_id is not None and call_id != current):
