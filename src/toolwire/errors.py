@@ -8,7 +8,8 @@ ToolwireError
 ├── BadRequestError       400 / 404 / 422: the provider refused the request as sent
 ├── ProviderError         5xx and error payloads, including an error event inside a stream
 ├── StreamError           a stream cut or malformed mid-way; `.partial` holds what arrived
-└── TimeoutError          the request took longer than its timeout (also a builtin TimeoutError)
+├── TimeoutError          the request took longer than its timeout (also a builtin TimeoutError)
+└── OutputValidationError no reply matched the output type, re-asks included; `.attempts` holds each
 ```
 
 No error ever carries an API key: transports redact headers before they build one.
@@ -24,6 +25,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "CodecError",
+    "OutputValidationError",
     "ProviderError",
     "RateLimitError",
     "StreamError",
@@ -123,3 +125,16 @@ class StreamError(ToolwireError):
 
 class TimeoutError(ToolwireError, builtins.TimeoutError):
     """The request did not complete within its timeout."""
+
+
+class OutputValidationError(ToolwireError):
+    """No reply validated as the requested output type, after every re-ask.
+
+    Attributes:
+        attempts: One `(text, errors)` pair per reply, in order: what the model wrote (a tool
+            call's arguments as JSON) and why it did not validate.
+    """
+
+    def __init__(self, message: str, *, attempts: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.attempts = attempts

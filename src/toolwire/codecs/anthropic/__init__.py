@@ -39,6 +39,8 @@ class AnthropicCodec:
     """The `anthropic` codec: Messages API bodies and stream events to and from neutral types."""
 
     name: str = NAME
+    # A forced tool works on every Claude model; `output_config.format` only on those with structured outputs.
+    output_strategies: tuple[str, ...] = ("tool", "native", "prompted")
 
     def encode_request(self, request: Request) -> dict[str, Any]:
         """Return the exact `/v1/messages` body; `max_tokens` defaults to `DEFAULT_MAX_TOKENS`."""
