@@ -10,7 +10,9 @@ modes themselves are described in docs/tool-modes.md:
 - `text_sent`, `constrained_sent`, `answer_sent`: the request each mode sends;
 - `CallFilter`, `read_written_calls`: calls written in a reply's text, read as native ones;
 - `complete_output` / `stream_output`: a typed reply in an output strategy (`tool`, `native`,
-  `prompted`, `constrained`), validated against an `OutputType` and re-asked with the errors.
+  `prompted`, `constrained`), validated against an `OutputType` and re-asked with the errors;
+- `format_strategy`, `complete_formatted` / `stream_formatted`: a request's own
+  `response_format` carried to a model without that field (the gateway).
 
 Imports the neutral types, the client contract, `toolwire.textcalls` and `toolwire.constrained`;
 never a client, a codec module or httpx2.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from toolwire.textcalls import TOOL_MODES, ToolMode
 from toolwire.toolmodes._engine import Opener, Written, complete, stream
+from toolwire.toolmodes._formats import complete_formatted, format_strategy, stream_formatted
 from toolwire.toolmodes._output import (
     OutputResult,
     PartialOutput,
@@ -65,9 +68,11 @@ __all__ = [
     "as_output_type",
     "choose_strategy",
     "complete",
+    "complete_formatted",
     "complete_output",
     "constrained_sent",
     "find_json",
+    "format_strategy",
     "give_up",
     "output_sent",
     "partial_json",
@@ -75,6 +80,7 @@ __all__ = [
     "read_written_calls",
     "refuses_tools",
     "stream",
+    "stream_formatted",
     "stream_output",
     "text_sent",
 ]

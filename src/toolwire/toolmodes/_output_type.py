@@ -187,7 +187,7 @@ def _candidates(text: str) -> list[str]:
 
 
 def _is_object(schema: dict[str, Any]) -> bool:
-    return schema.get("type") == "object" and isinstance(schema.get("properties"), dict)
+    return schema.get("type") == "object" and isinstance(schema.get("properties", {}), dict)
 
 
 def _type_name(output_type: Any, schema: dict[str, Any]) -> str:
