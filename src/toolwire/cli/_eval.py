@@ -1,4 +1,4 @@
-"""`toolwire eval bfcl`: a tool-calling benchmark against any provider in any tool mode.
+"""`toolwire eval bfcl`: a tool-calling benchmark against any provider in any tool mode (`eval output`: typed replies).
 
 Cases come from the Berkeley Function Calling Leaderboard's files (`pip install --no-deps
 bfcl-eval`), one request each at temperature 0 with a fixed seed; a progress bar runs on
@@ -25,7 +25,7 @@ from toolwire.evals import BfclCase, BfclDataError, load_cases
 from toolwire.evals._report import CategorySummary, build_report, summarize, write_chart
 from toolwire.evals._runner import CaseResult, EvalMode, RequestOptions, run_case
 
-__all__ = ["eval_command"]
+__all__ = ["CASE_TIMEOUT_S", "eval_command", "progress_bar"]
 
 CASE_TIMEOUT_S = 900.0
 """How long one case may wait for its whole (unstreamed) reply: a local model on a busy CPU takes
@@ -34,6 +34,10 @@ minutes, and a case cut by the client's usual 60 s would be scored as the model'
 
 def eval_command(settings: Settings, args: argparse.Namespace) -> int:
     """Run the benchmark, print the table; exit status 0 whatever the score."""
+    if args.benchmark == "output":
+        from toolwire.cli._eval_output import eval_output_command
+
+        return eval_output_command(settings, args)
     mode: EvalMode = args.tool_mode or settings.tool_mode
     cases = _cases(args)
     options = RequestOptions(temperature=0.0, seed=args.seed, max_tokens=args.max_tokens, stream=args.stream)
@@ -45,7 +49,7 @@ def eval_command(settings: Settings, args: argparse.Namespace) -> int:
             raise UsageError(f"toolwire eval needs an HTTP provider; {settings.provider!r} is not one.")
         client = model.client
         started, cpu = time.perf_counter(), time.process_time()
-        with Loop(client) as loop, _progress(err) as progress:
+        with Loop(client) as loop, progress_bar(err) as progress:
             task = progress.add_task(f"bfcl {mode}", total=len(cases))
             results: list[CaseResult] = []
             for case in cases:
@@ -81,7 +85,8 @@ def _cases(args: argparse.Namespace) -> list[BfclCase]:
         raise UsageError(str(exc)) from None
 
 
-def _progress(console: Console) -> Progress:
+def progress_bar(console: Console) -> Progress:
+    """The progress bar every `toolwire eval` suite shows on stderr."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     return Progress(*columns, console=console, transient=True)
 
