@@ -14,9 +14,9 @@ import json
 import time
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from toolwire.cli._eval_output import CASE_TIMEOUT_S, eval_output_command, progress_bar
 from toolwire.cli._settings import Settings, UsageError
 from toolwire.cli._setup import open_model
 from toolwire.cli._terminal import Loop
@@ -25,18 +25,12 @@ from toolwire.evals import BfclCase, BfclDataError, load_cases
 from toolwire.evals._report import CategorySummary, build_report, summarize, write_chart
 from toolwire.evals._runner import CaseResult, EvalMode, RequestOptions, run_case
 
-__all__ = ["CASE_TIMEOUT_S", "eval_command", "progress_bar"]
-
-CASE_TIMEOUT_S = 900.0
-"""How long one case may wait for its whole (unstreamed) reply: a local model on a busy CPU takes
-minutes, and a case cut by the client's usual 60 s would be scored as the model's failure."""
+__all__ = ["eval_command"]
 
 
 def eval_command(settings: Settings, args: argparse.Namespace) -> int:
     """Run the benchmark, print the table; exit status 0 whatever the score."""
     if args.benchmark == "output":
-        from toolwire.cli._eval_output import eval_output_command
-
         return eval_output_command(settings, args)
     mode: EvalMode = args.tool_mode or settings.tool_mode
     cases = _cases(args)
@@ -83,12 +77,6 @@ def _cases(args: argparse.Namespace) -> list[BfclCase]:
         return list(load_cases(categories, limit=args.limit, data_dir=args.data_dir))
     except BfclDataError as exc:
         raise UsageError(str(exc)) from None
-
-
-def progress_bar(console: Console) -> Progress:
-    """The progress bar every `toolwire eval` suite shows on stderr."""
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    return Progress(*columns, console=console, transient=True)
 
 
 def _percent(value: float | None) -> str:

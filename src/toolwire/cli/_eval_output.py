@@ -13,9 +13,9 @@ import dataclasses
 import json
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from toolwire.cli._eval import CASE_TIMEOUT_S, progress_bar
 from toolwire.cli._settings import Settings, UsageError
 from toolwire.cli._setup import open_model
 from toolwire.cli._terminal import Loop
@@ -29,7 +29,17 @@ from toolwire.evals._output_suite import (
 )
 from toolwire.toolmodes import OUTPUT_STRATEGIES, OutputStrategy
 
-__all__ = ["eval_output_command"]
+__all__ = ["CASE_TIMEOUT_S", "eval_output_command", "progress_bar"]
+
+CASE_TIMEOUT_S = 900.0
+"""How long one case may wait for its whole (unstreamed) reply: a local model on a busy CPU takes
+minutes, and a case cut by the client's usual 60 s would be scored as the model's failure."""
+
+
+def progress_bar(console: Console) -> Progress:
+    """The progress bar every `toolwire eval` suite shows on stderr."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    return Progress(*columns, console=console, transient=True)
 
 
 def eval_output_command(settings: Settings, args: argparse.Namespace) -> int:
