@@ -14,6 +14,7 @@ from toolwire.errors import (
     AuthenticationError,
     BadRequestError,
     CodecError,
+    OutputValidationError,
     ProviderError,
     RateLimitError,
     StreamError,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from toolwire.codecs import get_codec
     from toolwire.reviewers import AutoApprove, ConsoleReviewer, DenyAll, QuorumReviewer, ReviewDecision, Reviewer, Vote
     from toolwire.session import Session
+    from toolwire.toolmodes import OutputResult, PartialOutput
     from toolwire.tools import Dependency, Depends, Tool, ToolContext, ToolError, define_tool, tool
 
 __version__ = "0.1.0"
@@ -78,6 +80,8 @@ _LAZY: dict[str, str] = {
     "DenyAll": "toolwire.reviewers",
     "Dependency": "toolwire.tools",
     "Depends": "toolwire.tools",
+    "OutputResult": "toolwire.toolmodes",
+    "PartialOutput": "toolwire.toolmodes",
     "QuorumReviewer": "toolwire.reviewers",
     "ReviewDecision": "toolwire.reviewers",
     "Reviewer": "toolwire.reviewers",
@@ -115,6 +119,9 @@ __all__ = [
     "ImagePart",
     "Message",
     "NamedToolChoice",
+    "OutputResult",
+    "OutputValidationError",
+    "PartialOutput",
     "ProviderError",
     "QuorumReviewer",
     "RateLimitError",
