@@ -256,3 +256,13 @@ async def test_prompted_and_constrained_put_the_schema_in_the_system_prompt() ->
     body = server.requests[0].body
     assert body["response_format"]["type"] == "json_object"  # the profile's schema_form
     assert body["response_format"]["schema"]["properties"]["currency"] == {"enum": ["EUR", "USD"], "type": "string"}
+
+
+def test_the_native_strategy_sends_openai_the_strict_form() -> None:
+    with ScriptedServer(answering(INVOICE)) as server, server.connect("openai:m-1") as client:
+        client.complete_sync("INV-7", output_type=Invoice)
+    sent = server.requests[0].body["response_format"]
+    assert sent["type"] == "json_schema"
+    assert (sent["json_schema"]["name"], sent["json_schema"]["strict"]) == ("Invoice", True)
+    assert sent["json_schema"]["schema"]["additionalProperties"] is False
+    assert sent["json_schema"]["schema"]["required"] == ["number", "total", "currency"]
