@@ -266,3 +266,25 @@ def test_the_native_strategy_sends_openai_the_strict_form() -> None:
     assert (sent["json_schema"]["name"], sent["json_schema"]["strict"]) == ("Invoice", True)
     assert sent["json_schema"]["schema"]["additionalProperties"] is False
     assert sent["json_schema"]["schema"]["required"] == ["number", "total", "currency"]
+
+
+async def test_a_session_streams_the_typed_answer_and_keeps_it_in_the_history() -> None:
+    with ScriptedServer(answering(INVOICE)) as server:
+        async with server.connect("gemini:m-1") as client:
+            session = client.session()
+            items = [i async for i in session.send_typed_streaming("INV-7", Invoice)]
+    last = items[-1]
+    assert isinstance(last, OutputResult) and last.output == Invoice(**INVOICE)
+    assert [type(m).__name__ for m in session.messages] == ["UserMessage", "AssistantMessage"]
+
+
+async def test_the_tool_strategy_in_text_mode_has_the_output_tool_in_the_prompt() -> None:
+    payload = json.dumps({"name": OUTPUT_TOOL, "arguments": INVOICE})
+    with ScriptedServer([f"TOOL_CALL: {payload}"]) as server:
+        async with server.connect("openai:m-1") as client:
+            agent = Agent(client, output_type=Invoice, output_strategy="tool", tool_mode="text")
+            result = await agent.run("INV-7")
+    assert result.output == Invoice(**INVOICE)
+    body = server.requests[0].body
+    assert "tools" not in body
+    assert OUTPUT_TOOL in body["messages"][0]["content"]
