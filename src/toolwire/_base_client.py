@@ -315,12 +315,25 @@ class BaseClient(ABC):
     def stream_request(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Stream a whole neutral `Request` as it is; the last event is exactly one `Done`."""
 
-    def complete_sync(self, messages: str | Sequence[Message], **kwargs: Any) -> Any:
+    @overload
+    def complete_sync(
+        self, messages: str | Sequence[Message], *, output_type: None = None, **kwargs: Any
+    ) -> Response: ...
+
+    @overload
+    def complete_sync(
+        self, messages: str | Sequence[Message], *, output_type: type[_T], **kwargs: Any
+    ) -> OutputResult[_T]: ...
+
+    def complete_sync(
+        self, messages: str | Sequence[Message], *, output_type: Any = None, **kwargs: Any
+    ) -> Response | OutputResult[Any]:
         """`complete` for code without an event loop (also safe inside a running loop's thread).
 
         A `Response`, or with `output_type=` an `OutputResult`.
         """
-        return self.run_sync(self.complete(messages, **kwargs))
+        reply: Response | OutputResult[Any] = self.run_sync(self.complete(messages, output_type=output_type, **kwargs))
+        return reply
 
     def stream_sync(self, messages: str | Sequence[Message], **kwargs: Any) -> Iterator[Any]:
         """`stream` as a plain iterator."""
