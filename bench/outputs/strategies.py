@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,9 @@ async def run(strategies: list[OutputStrategy], args: argparse.Namespace) -> Non
     done = {s: _recorded(s) if args.resume else [] for s in strategies}
     cases = output_cases()[: args.limit]
     with contextlib.ExitStack() as stack:
-        servers = {f: stack.enter_context(llama_server(f, RESULTS)) for f in {SERVER_FORMAT[s] for s in strategies}}
+        logs = Path(tempfile.gettempdir())  # the servers' logs stay out of the results
+        formats = {SERVER_FORMAT[s] for s in strategies}
+        servers = {f: stack.enter_context(llama_server(f, logs)) for f in formats}
         clients = {
             s: connect_http(
                 f"llama-cpp-python:{MODEL_NAME}", base_url=servers[SERVER_FORMAT[s]].base_url, timeout=600.0
