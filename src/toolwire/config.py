@@ -65,7 +65,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from toolwire.routes import STRATEGIES, RouteSettings, TargetSettings
 
@@ -341,9 +341,20 @@ def _routes(tables: Any, path: Path) -> list[RouteSettings]:
             if "target" not in target:
                 raise ConfigError(f"[[route.targets]] {index} of {where} needs target.")
             inherited = {k: table[k] for k in _INHERITED if k in table}  # the route's, unless the target says
-            targets.append(TargetSettings(**(inherited | target)))
-        routes.append(RouteSettings(**(table | {"targets": tuple(targets)})))
+            targets.append(_settings(TargetSettings, inherited | target, where))
+        routes.append(_settings(RouteSettings, table | {"targets": tuple(targets)}, where))
     return routes
+
+
+_S = TypeVar("_S", RouteSettings, TargetSettings)
+
+
+def _settings(kind: type[_S], values: dict[str, Any], where: str) -> _S:
+    """The settings, or a `ConfigError` naming the table for a value out of range (`weight = inf`)."""
+    try:
+        return kind(**values)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _check_keys(table: dict[str, Any], checks: dict[str, tuple[_Check, str]], label: str, path: Path) -> None:

@@ -70,11 +70,15 @@ async def complete_formatted(
     strategy: OutputStrategy,
     *,
     support: SchemaSupport | None = None,
+    runnable_only: bool = False,
 ) -> Response:
-    """The whole reply to `request`, asked in `strategy`, with the answer's JSON as its text."""
+    """The whole reply to `request`, asked in `strategy`, with the answer's JSON as its text.
+
+    `runnable_only` as for `complete`.
+    """
     support = support or client.schema_support
     sent = output_sent(dataclasses.replace(request, response_format=None), _output_type(request), strategy, support)
-    response = await complete(client, sent, state, support=support)
+    response = await complete(client, sent, state, support=support, runnable_only=runnable_only)
     call = _output_call(response)
     if call is not None:
         raw = call.metadata.get("raw_arguments")
@@ -93,11 +97,12 @@ def stream_formatted(
     *,
     support: SchemaSupport | None = None,
     opener: Opener | None = None,
+    runnable_only: bool = False,
 ) -> AsyncGenerator[StreamEvent, None]:
     """`complete_formatted` as events: the answer's JSON as text deltas, ending with one `Done`."""
     support = support or client.schema_support
     sent = output_sent(dataclasses.replace(request, response_format=None), _output_type(request), strategy, support)
-    events = stream(client, sent, state, support=support, opener=opener)
+    events = stream(client, sent, state, support=support, opener=opener, runnable_only=runnable_only)
     if strategy == "tool":
         return _tool_as_text(events)
     if strategy == "prompted":
