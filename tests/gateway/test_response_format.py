@@ -44,7 +44,12 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 ANSWER = {"number": "INV-7", "total": 12.5, "currency": "EUR"}
-UPSTREAMS = {"anthropic": "anthropic:claude", "gemini": "gemini:gemini-2.5-flash", "small": "llama-cpp-python:smollm2"}
+UPSTREAMS = {
+    "anthropic": "anthropic:claude",
+    "gemini": "gemini:gemini-2.5-flash",
+    "small": "llama-cpp-python:smollm2",
+    "bedrock": "bedrock:anthropic.claude-3-haiku",
+}
 
 
 def answer(request: Request) -> Response:
@@ -99,6 +104,9 @@ def test_an_openai_sdk_json_schema_comes_back_as_valid_json_in_message_content(
         assert sent["tool_choice"] == {"type": "tool", "name": OUTPUT_TOOL}
         assert sent["tools"][0]["input_schema"]["properties"] == SCHEMA["properties"]
         assert "output_config" not in sent
+    elif name == "bedrock":  # the tool strategy, in Converse's toolConfig
+        assert sent["toolConfig"]["toolChoice"] == {"tool": {"name": OUTPUT_TOOL}}
+        assert sent["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]["properties"] == SCHEMA["properties"]
     elif name == "gemini":  # native: responseJsonSchema
         assert sent["generationConfig"]["responseJsonSchema"] == SCHEMA
         assert sent["generationConfig"]["responseMimeType"] == "application/json"

@@ -50,6 +50,7 @@ PROVIDERS: dict[str, tuple[str, ...]] = {
     "ollama": ("native", "constrained", "prompted", "tool"),
     "llama-cpp-python": ("constrained", "native", "tool", "prompted"),
     "vllm": ("native", "constrained", "tool", "prompted"),
+    "bedrock": ("tool", "prompted"),
 }
 PAIRS = [(p, s) for p, strategies in PROVIDERS.items() for s in strategies]
 
@@ -70,7 +71,7 @@ def answering(*answers: Any) -> Any:
 
 def sent_strategy(body: dict[str, Any]) -> str:
     """Which strategy a wire body shows: the output tool, a schema field, or the schema in the prompt."""
-    if OUTPUT_TOOL in json.dumps(body.get("tools", [])):
+    if OUTPUT_TOOL in json.dumps([body.get("tools"), body.get("toolConfig")]):  # toolConfig: Bedrock
         return "tool"
     fields = (body.get("response_format"), body.get("text"), body.get("generationConfig"), body.get("format"))
     schema = body.get("output_config") or next((f for f in fields if f), None)
