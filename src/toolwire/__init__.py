@@ -16,6 +16,7 @@ from toolwire.errors import (
     CodecError,
     ContentFilterError,
     ModelFormatError,
+    OutputValidationError,
     ProviderError,
     RateLimitError,
     StreamError,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from toolwire.codecs import get_codec
     from toolwire.reviewers import AutoApprove, ConsoleReviewer, DenyAll, QuorumReviewer, ReviewDecision, Reviewer, Vote
     from toolwire.session import Session
+    from toolwire.toolmodes import OutputResult, PartialOutput
     from toolwire.tools import Dependency, Depends, Tool, ToolContext, ToolError, define_tool, tool
 
 __version__ = "0.1.0"
@@ -80,6 +82,8 @@ _LAZY: dict[str, str] = {
     "DenyAll": "toolwire.reviewers",
     "Dependency": "toolwire.tools",
     "Depends": "toolwire.tools",
+    "OutputResult": "toolwire.toolmodes",
+    "PartialOutput": "toolwire.toolmodes",
     "QuorumReviewer": "toolwire.reviewers",
     "ReviewDecision": "toolwire.reviewers",
     "Reviewer": "toolwire.reviewers",
@@ -119,6 +123,9 @@ __all__ = [
     "Message",
     "ModelFormatError",
     "NamedToolChoice",
+    "OutputResult",
+    "OutputValidationError",
+    "PartialOutput",
     "ProviderError",
     "QuorumReviewer",
     "RateLimitError",

@@ -15,11 +15,21 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast, overload
 
 from toolwire._definitions import ToolLike, as_definitions
 from toolwire.schema import PORTABLE, SchemaSupport
 from toolwire.session import Session
+from toolwire.toolmodes import (
+    ModeState,
+    OutputResult,
+    OutputStrategy,
+    PartialOutput,
+    as_output_type,
+    choose_strategy,
+    complete_output,
+    stream_output,
+)
 from toolwire.types import Message, NamedToolChoice, Request, Response, StreamEvent, ToolChoice, UserMessage
 
 if TYPE_CHECKING:
@@ -125,6 +135,7 @@ class BaseClient(ABC):
         """Have `release` called (once) when the client closes: what it was built on, such as a local server."""
         self._on_close.append(release)
 
+    @overload
     async def complete(
         self,
         messages: str | Sequence[Message],
@@ -135,11 +146,49 @@ class BaseClient(ABC):
         temperature: float | None = None,
         parallel_tool_calls: bool | None = None,
         extra: Mapping[str, Any] | None = None,
-    ) -> Response:
+        output_type: None = None,
+        output_strategy: OutputStrategy | None = None,
+        output_retries: int = 1,
+    ) -> Response: ...
+
+    @overload
+    async def complete(
+        self,
+        messages: str | Sequence[Message],
+        *,
+        tools: Sequence[ToolLike] | None = None,
+        tool_choice: ToolChoice | str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        parallel_tool_calls: bool | None = None,
+        extra: Mapping[str, Any] | None = None,
+        output_type: type[_T],
+        output_strategy: OutputStrategy | None = None,
+        output_retries: int = 1,
+    ) -> OutputResult[_T]: ...
+
+    async def complete(
+        self,
+        messages: str | Sequence[Message],
+        *,
+        tools: Sequence[ToolLike] | None = None,
+        tool_choice: ToolChoice | str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        parallel_tool_calls: bool | None = None,
+        extra: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+        output_strategy: OutputStrategy | None = None,
+        output_retries: int = 1,
+    ) -> Response | OutputResult[Any]:
         """Ask for one reply to `messages`.
 
         A str is one user message; a `tool_choice` str other than auto/none/required names the
-        tool to force.
+        tool to force. With `output_type` (a Pydantic model, dataclass, TypedDict, scalar, union,
+        or a JSON Schema dict) the reply is asked for in `output_strategy` (default: the one
+        this client's server does best), validated, and re-asked with the validation errors
+        up to `output_retries` times: an `OutputResult` comes back, or `OutputValidationError`
+        is raised.
         """
         request = self.build_request(
             messages,
@@ -150,9 +199,16 @@ class BaseClient(ABC):
             parallel_tool_calls=parallel_tool_calls,
             extra=extra,
         )
-        return await self.complete_request(request)
+        if output_type is None:
+            return await self.complete_request(request)
+        strategy = choose_strategy(self, output_strategy)
+        wanted = as_output_type(output_type)
+        return await complete_output(
+            self, request, ModeState("native"), wanted, strategy=strategy, retries=output_retries
+        )
 
-    async def stream(
+    @overload
+    def stream(
         self,
         messages: str | Sequence[Message],
         *,
@@ -162,8 +218,46 @@ class BaseClient(ABC):
         temperature: float | None = None,
         parallel_tool_calls: bool | None = None,
         extra: Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        """Stream one reply as events; the last event is exactly one `Done`. Arguments as `complete`."""
+        output_type: None = None,
+        output_strategy: OutputStrategy | None = None,
+        output_retries: int = 1,
+    ) -> AsyncIterator[StreamEvent]: ...
+
+    @overload
+    def stream(
+        self,
+        messages: str | Sequence[Message],
+        *,
+        tools: Sequence[ToolLike] | None = None,
+        tool_choice: ToolChoice | str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        parallel_tool_calls: bool | None = None,
+        extra: Mapping[str, Any] | None = None,
+        output_type: type[_T],
+        output_strategy: OutputStrategy | None = None,
+        output_retries: int = 1,
+    ) -> AsyncIterator[PartialOutput | OutputResult[_T]]: ...
+
+    def stream(
+        self,
+        messages: str | Sequence[Message],
+        *,
+        tools: Sequence[ToolLike] | None = None,
+        tool_choice: ToolChoice | str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        parallel_tool_calls: bool | None = None,
+        extra: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+        output_strategy: OutputStrategy | None = None,
+        output_retries: int = 1,
+    ) -> AsyncIterator[StreamEvent] | AsyncIterator[PartialOutput | OutputResult[Any]]:
+        """Stream one reply as events; the last event is exactly one `Done`. Arguments as `complete`.
+
+        With `output_type`, `PartialOutput`s come as the answer's JSON arrives (the fields
+        complete so far), then one `OutputResult` with the validated value.
+        """
         request = self.build_request(
             messages,
             tools=tools,
@@ -174,8 +268,20 @@ class BaseClient(ABC):
             parallel_tool_calls=parallel_tool_calls,
             extra=extra,
         )
-        async for event in self.stream_request(request):
-            yield event
+        if output_type is None:
+            return self.stream_request(request)
+        strategy = choose_strategy(self, output_strategy)
+        wanted = as_output_type(output_type)
+        return stream_output(self, request, ModeState("native"), wanted, strategy=strategy, retries=output_retries)
+
+    @property
+    def output_strategies(self) -> tuple[OutputStrategy, ...]:
+        """How a typed reply can be asked of this model, the default first.
+
+        A model toolwire knows nothing about gets the schema in the prompt by default (`prompted`,
+        which works on any model); an HTTP client's codec and server profile say better.
+        """
+        return ("prompted", "tool", "native", "constrained")
 
     @property
     def schema_support(self) -> SchemaSupport:
@@ -209,11 +315,27 @@ class BaseClient(ABC):
     def stream_request(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Stream a whole neutral `Request` as it is; the last event is exactly one `Done`."""
 
-    def complete_sync(self, messages: str | Sequence[Message], **kwargs: Any) -> Response:
-        """`complete` for code without an event loop (also safe inside a running loop's thread)."""
-        return self.run_sync(self.complete(messages, **kwargs))
+    @overload
+    def complete_sync(
+        self, messages: str | Sequence[Message], *, output_type: None = None, **kwargs: Any
+    ) -> Response: ...
 
-    def stream_sync(self, messages: str | Sequence[Message], **kwargs: Any) -> Iterator[StreamEvent]:
+    @overload
+    def complete_sync(
+        self, messages: str | Sequence[Message], *, output_type: type[_T], **kwargs: Any
+    ) -> OutputResult[_T]: ...
+
+    def complete_sync(
+        self, messages: str | Sequence[Message], *, output_type: Any = None, **kwargs: Any
+    ) -> Response | OutputResult[Any]:
+        """`complete` for code without an event loop (also safe inside a running loop's thread).
+
+        A `Response`, or with `output_type=` an `OutputResult`.
+        """
+        reply: Response | OutputResult[Any] = self.run_sync(self.complete(messages, output_type=output_type, **kwargs))
+        return reply
+
+    def stream_sync(self, messages: str | Sequence[Message], **kwargs: Any) -> Iterator[Any]:
         """`stream` as a plain iterator."""
         return self.iterate_sync(self.stream(messages, **kwargs))
 

@@ -34,6 +34,7 @@ from toolwire.http import END_OF_STREAM, HttpTransport, RetryPolicy, scrub_error
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.schema import PORTABLE, SchemaSupport
 from toolwire.telemetry import ChatSpan, chat_span
+from toolwire.toolmodes import OUTPUT_STRATEGIES, OutputStrategy
 from toolwire.types import (
     AssistantMessage,
     AssistantPart,
@@ -185,6 +186,12 @@ class Client(BaseClient):
         """What the server's constrained decoding enforces, as its codec (and server profile) says."""
         support = getattr(self.codec, "schema_support", PORTABLE)
         return support if isinstance(support, SchemaSupport) else PORTABLE
+
+    @property
+    def output_strategies(self) -> tuple[OutputStrategy, ...]:
+        """How a typed reply can be asked of this server, the default first, as its codec (and profile) says."""
+        named = getattr(self.codec, "output_strategies", ("prompted",))
+        return _ordered(named) or ("prompted",)
 
     async def complete_request(self, request: Request) -> Response:
         """Send a neutral `Request` as it is (its `model` included) and decode the reply."""
@@ -423,3 +430,9 @@ class _StreamReader:
             partial=list(self.events),
         )
         return self.client._scrub(error)
+
+
+def _ordered(named: tuple[str, ...]) -> tuple[OutputStrategy, ...]:
+    """The known strategies among `named`, in `named`'s order (its first is the default)."""
+    by_name = {s: s for s in OUTPUT_STRATEGIES}
+    return tuple(by_name[n] for n in named if n in by_name)

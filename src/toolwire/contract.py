@@ -38,6 +38,11 @@ class ModelClient(Protocol):
         """What the server's constrained decoding enforces of a JSON Schema (constrained tool mode)."""
         ...
 
+    @property
+    def output_strategies(self) -> tuple[str, ...]:
+        """How a typed reply can be asked of this model (`tool`, `native`, `prompted`, `constrained`), default first."""
+        ...
+
     def build_request(
         self,
         messages: str | Sequence[Message],

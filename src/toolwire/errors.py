@@ -10,7 +10,8 @@ ToolwireError
 ├── ProviderError         5xx and error payloads, including an error event inside a stream
 │   └── ModelFormatError      the model wrote a tool call its server could not read (`.text`)
 ├── StreamError           a stream cut or malformed mid-way; `.partial` holds what arrived
-└── TimeoutError          the request took longer than its timeout (also a builtin TimeoutError)
+├── TimeoutError          the request took longer than its timeout (also a builtin TimeoutError)
+└── OutputValidationError no reply matched the output type, re-asks included; `.attempts` holds each
 ```
 
 No error ever carries an API key: transports redact headers before they build one.
@@ -28,6 +29,7 @@ __all__ = [
     "CodecError",
     "ContentFilterError",
     "ModelFormatError",
+    "OutputValidationError",
     "ProviderError",
     "RateLimitError",
     "StreamError",
@@ -151,3 +153,16 @@ class StreamError(ToolwireError):
 
 class TimeoutError(ToolwireError, builtins.TimeoutError):
     """The request did not complete within its timeout."""
+
+
+class OutputValidationError(ToolwireError):
+    """No reply validated as the requested output type, after every re-ask.
+
+    Attributes:
+        attempts: One `(text, errors)` pair per reply, in order: what the model wrote (a tool
+            call's arguments as JSON) and why it did not validate.
+    """
+
+    def __init__(self, message: str, *, attempts: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.attempts = attempts

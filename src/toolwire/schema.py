@@ -33,6 +33,7 @@ __all__ = [
     "from_openapi_schema",
     "gemini_schema",
     "inline_refs",
+    "openai_strict_format",
     "openai_strict_schema",
 ]
 
@@ -132,6 +133,14 @@ def openai_strict_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
             "wrap the value in an object property or send the tool with strict=False."
         )
     return result
+
+
+def openai_strict_format(schema: dict[str, Any]) -> dict[str, Any]:
+    """A response format's schema in OpenAI's strict form; a schema with none (not an object) as it is."""
+    try:
+        return openai_strict_schema(schema)
+    except ValueError:
+        return schema
 
 
 def _strict_root(schema: dict[str, Any]) -> dict[str, Any]:

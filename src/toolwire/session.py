@@ -10,11 +10,19 @@ Imports no client, no codec and no httpx2.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from toolwire import toolmodes
 from toolwire.contract import ModelClient
-from toolwire.toolmodes import ModeState, ToolMode
+from toolwire.toolmodes import (
+    ModeState,
+    OutputResult,
+    OutputStrategy,
+    PartialOutput,
+    ToolMode,
+    as_output_type,
+    choose_strategy,
+)
 from toolwire.types import (
     AssistantMessage,
     Done,
@@ -31,6 +39,9 @@ if TYPE_CHECKING:
     from toolwire._definitions import ToolLike
 
 __all__ = ["ChatClient", "Session"]
+
+_T = TypeVar("_T")
+Strategy = OutputStrategy
 
 ChatClient = ModelClient
 """The client a session takes: the one client contract (`toolwire.contract.ModelClient`)."""
@@ -83,9 +94,62 @@ class Session:
         last = self.messages[-1] if self.messages else None
         return last.tool_calls if isinstance(last, AssistantMessage) else []
 
-    async def send(self, text: str) -> str:
-        """Say `text`; return the reply's text (the reply, tool calls included, joins the history)."""
-        return (await self._turn([self._user(text)], self.tools)).text
+    @overload
+    async def send(
+        self, text: str, *, output_type: None = None, output_strategy: Strategy | None = None, output_retries: int = 1
+    ) -> str: ...
+
+    @overload
+    async def send(
+        self, text: str, *, output_type: type[_T], output_strategy: Strategy | None = None, output_retries: int = 1
+    ) -> OutputResult[_T]: ...
+
+    async def send(
+        self, text: str, *, output_type: Any = None, output_strategy: Strategy | None = None, output_retries: int = 1
+    ) -> str | OutputResult[Any]:
+        """Say `text`; return the reply's text (the reply, tool calls included, joins the history).
+
+        With `output_type`, the reply is asked for in `output_strategy` (default: the client's),
+        validated and re-asked up to `output_retries` times; the `OutputResult` comes back and
+        every attempt joins the history (`OutputValidationError` when none validated, and then
+        nothing does).
+        """
+        if output_type is None:
+            return (await self._turn([self._user(text)], self.tools)).text
+        added: list[Message] = [self._user(text)]
+        self.messages.extend(added)
+        try:
+            request = self.client.build_request(self.messages, tools=self.tools or None)
+            strategy = choose_strategy(self.client, output_strategy)
+            wanted = as_output_type(output_type)
+            result = await toolmodes.complete_output(
+                self.client, request, self._modes, wanted, strategy=strategy, retries=output_retries
+            )
+        except BaseException:
+            self._rollback(added)
+            raise
+        self.messages.extend(result.messages)
+        return result
+
+    async def send_typed_streaming(
+        self, text: str, output_type: Any, *, output_strategy: Strategy | None = None, output_retries: int = 1
+    ) -> AsyncIterator[PartialOutput | OutputResult[Any]]:
+        """Say `text` and stream the typed answer: `PartialOutput`s, then the validated `OutputResult`."""
+        added: list[Message] = [self._user(text)]
+        self.messages.extend(added)
+        try:
+            request = self.client.build_request(self.messages, tools=self.tools or None, stream=True)
+            strategy = choose_strategy(self.client, output_strategy)
+            wanted = as_output_type(output_type)
+            async for item in toolmodes.stream_output(
+                self.client, request, self._modes, wanted, strategy=strategy, retries=output_retries
+            ):
+                if isinstance(item, OutputResult):
+                    self.messages.extend(item.messages)
+                yield item
+        except BaseException:
+            self._rollback(added)
+            raise
 
     async def send_with_tools(self, text: str, tools: Sequence[ToolLike]) -> Response:
         """Say `text` offering `tools` (for this exchange and its tool results); return the reply."""
@@ -119,9 +183,9 @@ class Session:
 
     # sync twins
 
-    def send_sync(self, text: str) -> str:
-        """`send` for sync code."""
-        return self.client.run_sync(self.send(text))
+    def send_sync(self, text: str, **output: Any) -> Any:
+        """`send` for sync code (`output_type=` and the other output options as `send` takes them)."""
+        return self.client.run_sync(self.send(text, **output))
 
     def send_with_tools_sync(self, text: str, tools: Sequence[ToolLike]) -> Response:
         """`send_with_tools` for sync code."""

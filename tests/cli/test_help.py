@@ -27,7 +27,10 @@ _COPILOT = ["--copilot-byok", "--copilot-wire-api", "--copilot-record"]
 _MODEL_CALL = ["--mcp", "--tool-choice", "--max-tokens", "--temperature", "--timeout"]
 FLAGS: dict[str, list[str]] = {
     "chat": [*_AGENT, *_COPILOT, *_MODEL_CALL],
-    "run": [*_AGENT, *_COPILOT, *_MODEL_CALL, "--json", "--no-stream"],
+    "run": [
+        *(*_AGENT, *_COPILOT, *_MODEL_CALL, "--json", "--no-stream"),
+        *("--output-schema", "--output-strategy", "--output-retries"),
+    ],
     "tools": ["--provider", "--model", "--base-url", "--config", "--debug", "--json", "--mcp"],
     "convert": ["--model", "--config", "--debug", "--from", "--to"],
     "batch": [*_AGENT, "--out", "--concurrency", "--timeout", "--retries", "--retry-failed", "--ray", "--ray-workers"],
@@ -38,7 +41,8 @@ FLAGS: dict[str, list[str]] = {
     "mcp-server": ["--debug", "--root", "--http"],
     "eval": [
         *("--provider", "--model", "--base-url", "--api-key-env", "--tool-mode", "--config", "--debug"),
-        *("--categories", "--limit", "--json", "--plot", "--seed", "--max-tokens", "--stream", "--data-dir"),
+        *("--strategies", "--retries", "--categories", "--limit", "--json", "--plot", "--seed", "--max-tokens"),
+        *("--stream", "--data-dir"),
     ],
 }
 COMMANDS = {

@@ -104,6 +104,7 @@ def test_profiles_are_data() -> None:
         max_tokens_field="max_tokens",
         reasoning_field="reasoning_content",
         schema_support=SchemaSupport(pattern=True, formats=frozenset({"date", "time", "date-time", "uuid"})),
+        output_strategies=("constrained", "native", "tool", "prompted"),
     )
     assert (PROFILES["llama-cpp-python"].schema_form, PROFILES["openai"].schema_form) == ("json_object", "json_schema")
     assert PROFILES["ollama-openai"].schema_support == PORTABLE

@@ -26,7 +26,21 @@ from toolwire.agent._state import RUN_STATE, RunState
 from toolwire.cache import CACHE, ToolOutputCache, cache_tools, trim_history
 from toolwire.contract import ModelClient
 from toolwire.reviewers import Reviewer
-from toolwire.toolmodes import ModeState, ToolMode
+from toolwire.toolmodes import (
+    ModeState,
+    OutputReading,
+    OutputStrategy,
+    OutputType,
+    PartialOutput,
+    PartialReader,
+    ToolMode,
+    answer_messages,
+    as_output_type,
+    choose_strategy,
+    give_up,
+    output_sent,
+    read_output,
+)
 from toolwire.tools import DEFAULT_TOOL_TIMEOUT, ToolContext
 from toolwire.types import (
     AssistantMessage,
@@ -43,7 +57,7 @@ from toolwire.types import (
     UserMessage,
 )
 
-__all__ = ["Agent", "ModelClient", "ToolChoiceTurns"]
+__all__ = ["Agent", "ModelClient", "PartialOutput", "ToolChoiceTurns"]
 
 logger = logging.getLogger("toolwire.agent")
 
@@ -73,6 +87,8 @@ class _Run:
     usage: Usage = field(default_factory=lambda: Usage(input_tokens=0, output_tokens=0))
     calls: list[CallRecord] = field(default_factory=list)
     final_text: str | None = None
+    output: Any = None
+    output_attempts: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _run_to_end(run: Coroutine[Any, Any, RunResult]) -> RunResult:
@@ -125,6 +141,12 @@ class Agent:
             the first turn of each run and sends `auto` after it, so the model can answer once it has the
             results; `every` (the default for `auto` and `none`) sends it on every turn — with
             `required`, pair it with a `done` tool or the run ends only at `max_tool_turns`.
+        output_type: The type of the run's answer (a Pydantic model, dataclass, TypedDict, scalar,
+            union, or a JSON Schema dict): `RunResult.output` is the validated value.
+        output_strategy: How the answer is asked for: `tool`, `native`, `prompted` or
+            `constrained` (`toolwire.toolmodes`); default: what the client's server does best.
+        output_retries: How many times an answer that does not validate is sent back with its
+            errors before the run raises `OutputValidationError`.
     """
 
     def __init__(
@@ -141,8 +163,18 @@ class Agent:
         tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
         tool_choice: ToolChoice | str | None = None,
         tool_choice_turns: ToolChoiceTurns | None = None,
+        output_type: Any = None,
+        output_strategy: OutputStrategy | None = None,
+        output_retries: int = 1,
     ) -> None:
         self._modes = ModeState(tool_mode)
+        if not isinstance(output_retries, int) or output_retries < 0:
+            raise ValueError(f"output_retries must be an int >= 0, got {output_retries!r}.")
+        self.output_type: OutputType | None = as_output_type(output_type) if output_type is not None else None
+        self.output_strategy: OutputStrategy = (
+            choose_strategy(client, output_strategy) if output_type is not None else output_strategy or "prompted"
+        )
+        self.output_retries = output_retries
         if not isinstance(max_tool_turns, int) or max_tool_turns < 0:
             raise ValueError(f"max_tool_turns must be an int >= 0, got {max_tool_turns!r}.")
         if output_budget_chars is not None and output_budget_chars < 1:
@@ -263,6 +295,11 @@ class Agent:
         while True:
             response = await race_signal(self._ask(run), self.context.cancel)
             calls = response.tool_calls
+            reading = read_output(response, self.output_type, self.output_strategy) if self.output_type else None
+            if reading is not None:
+                if self._take_output(run, response, reading):
+                    return "end_turn"
+                continue
             if not calls:
                 return _STOP_NAMES[response.stop_reason]
             if response.stop_reason == StopReason.MAX_TOKENS:
@@ -284,6 +321,18 @@ class Agent:
             if self.output_budget_chars is not None:
                 trim_history(run.messages, cache, self.output_budget_chars)
 
+    def _take_output(self, run: _Run, response: Response, reading: OutputReading) -> bool:
+        """Whether the answer validated; one that did not is sent back, or the run gives up."""
+        run.messages.extend(answer_messages(response, reading))
+        if reading.errors is None:
+            run.output, run.final_text = reading.value, reading.text
+            return True
+        run.output_attempts.append((reading.text, reading.errors))
+        if len(run.output_attempts) > self.output_retries:
+            assert self.output_type is not None  # only an agent with an output type reads answers
+            raise give_up(self.output_type, self.output_strategy, run.output_attempts)
+        return False
+
     async def _ask(self, run: _Run) -> Response:
         response = await self._model_turn(run)
         run.turns += 1
@@ -295,11 +344,16 @@ class Agent:
         request = self.client.build_request(
             run.messages, tools=self.definitions, tool_choice=self._choice_for_turn(run.turns), stream=run.stream
         )
+        if self.output_type is not None:
+            request = output_sent(request, self.output_type, self.output_strategy, self.client.schema_support)
         if not run.stream:
             return await toolmodes.complete(self.client, request, self._modes)
         response: Response | None = None
+        partials = PartialReader(self.output_type, self.output_strategy) if self.output_type else None
         async for event in toolmodes.stream(self.client, request, self._modes):
             run.emit(event)
+            for partial in partials.feed(event) if partials is not None else ():
+                run.emit(partial)
             if isinstance(event, Done):
                 response = event.response
         assert response is not None  # the engine's streams end with Done or raise
@@ -325,7 +379,14 @@ class Agent:
             last = next((m for m in reversed(run.messages) if isinstance(m, AssistantMessage)), None)
             text = last.text if last is not None else ""
         return RunResult(
-            text=text, messages=run.messages, turns=run.turns, stop_reason=stop, usage=run.usage, calls=run.calls
+            text=text,
+            messages=run.messages,
+            turns=run.turns,
+            stop_reason=stop,
+            usage=run.usage,
+            calls=run.calls,
+            output=run.output,
+            output_attempts=run.output_attempts,
         )
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from toolwire._serialize import dump_messages
 from toolwire.reviewers import ReviewDecision
+from toolwire.toolmodes import PartialOutput
 from toolwire.types import Message, StreamEvent, ToolCall, ToolResult, Usage
 
 __all__ = [
@@ -40,7 +42,9 @@ class RunResult:
     """The outcome of `Agent.run`.
 
     `stop_reason` is one of `end_turn`, `done`, `max_turns`, `max_tokens`, `content_filter`,
-    `error`, `cancelled`, `other`.
+    `error`, `cancelled`, `other`. With an `output_type`, `output` is the validated value and
+    `text` the answer's JSON as the model wrote it; `output_attempts` holds each reply that did
+    not validate, as `(text, errors)`.
     """
 
     text: str
@@ -49,6 +53,8 @@ class RunResult:
     stop_reason: str
     usage: Usage
     calls: list[CallRecord] = field(default_factory=list)
+    output: Any = None
+    output_attempts: list[tuple[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form (the CLI's `run --json`)."""
@@ -74,7 +80,18 @@ class RunResult:
                 for r in self.calls
             ],
             "messages": dump_messages(self.messages),
+            **({"output": _jsonable(self.output)} if self.output is not None else {}),
         }
+
+
+def _jsonable(value: Any) -> Any:
+    """A typed output as JSON values (a Pydantic model, a dataclass, or JSON already)."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
 
 
 @dataclass(slots=True)
@@ -108,4 +125,4 @@ class RunFinished:
     result: RunResult
 
 
-AgentEvent: TypeAlias = StreamEvent | ToolStarted | ToolFinished | ToolRejected | RunFinished
+AgentEvent: TypeAlias = StreamEvent | ToolStarted | ToolFinished | ToolRejected | PartialOutput | RunFinished

@@ -175,6 +175,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("prompt", nargs="+", metavar="PROMPT", help="the task; '-' reads it from stdin")
     run.add_argument("--json", action="store_true", help="print the whole run result as JSON")
     run.add_argument("--no-stream", action="store_true", help="ask for whole replies (for servers that stream badly)")
+    help = "the answer must be JSON matching this JSON Schema file: validated, re-asked, printed as JSON"
+    run.add_argument("--output-schema", type=Path, metavar="FILE", default=None, help=help)
+    help = "how the answer is asked for: tool, native, prompted or constrained (default: the provider's best)"
+    strategies = ("tool", "native", "prompted", "constrained")
+    run.add_argument("--output-strategy", choices=strategies, default=None, metavar="STRATEGY", help=help)
+    help = "re-asks of an answer that does not match --output-schema (default: 1)"
+    run.add_argument("--output-retries", type=_count, default=1, metavar="N", help=help)
     tools = command("tools", "print the tool definitions as the provider's codec sends them, and the text prompt")
     tools.add_argument("--json", action="store_true", help="print one JSON object")
     add_mcp_flag(tools)
@@ -270,9 +277,14 @@ def _add_eval(parser: argparse.ArgumentParser) -> None:
     from toolwire.evals import CATEGORIES
 
     every = ",".join(CATEGORIES)
-    parser.add_argument("benchmark", choices=("bfcl",), help="bfcl: the Berkeley Function Calling Leaderboard")
+    help = "bfcl: the Berkeley Function Calling Leaderboard; output: typed replies in each output strategy"
+    parser.add_argument("benchmark", choices=("bfcl", "output"), help=help)
+    help = "output: comma-separated output strategies (default: every one the provider supports)"
+    parser.add_argument("--strategies", default=None, help=help)
+    parser.add_argument("--retries", type=_count, default=2, metavar="N", help="output: re-asks per case (2)")
     parser.add_argument("--categories", default=every, help=f"comma-separated (default: {every})")
-    parser.add_argument("--limit", type=_positive, default=None, metavar="N", help="the first N cases of each category")
+    help = "the first N cases of each category (output: the first N cases)"
+    parser.add_argument("--limit", type=_positive, default=None, metavar="N", help=help)
     parser.add_argument("--json", dest="json_out", type=Path, metavar="FILE", help="write every case and the summary")
     parser.add_argument("--plot", type=Path, metavar="FILE.png", help="draw the chart (needs matplotlib)")
     parser.add_argument("--seed", type=int, default=0, help="the sampling seed sent with every case (0)")

@@ -1,4 +1,4 @@
-"""`toolwire eval bfcl`: a tool-calling benchmark against any provider in any tool mode.
+"""`toolwire eval bfcl`: a tool-calling benchmark against any provider in any tool mode (`eval output`: typed replies).
 
 Cases come from the Berkeley Function Calling Leaderboard's files (`pip install --no-deps
 bfcl-eval`), one request each at temperature 0 with a fixed seed; a progress bar runs on
@@ -14,9 +14,9 @@ import json
 import time
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from toolwire.cli._eval_output import CASE_TIMEOUT_S, eval_output_command, progress_bar
 from toolwire.cli._settings import Settings, UsageError
 from toolwire.cli._setup import open_model
 from toolwire.cli._terminal import Loop
@@ -26,10 +26,6 @@ from toolwire.evals._report import CategorySummary, build_report, summarize, wri
 from toolwire.evals._runner import CaseResult, EvalMode, RequestOptions, run_case
 
 __all__ = ["eval_command"]
-
-CASE_TIMEOUT_S = 900.0
-"""How long one case may wait for its whole (unstreamed) reply: a local model on a busy CPU takes
-minutes, and a case cut by the client's usual 60 s would be scored as the model's failure."""
 
 
 EXIT_FAILED = 1
@@ -42,8 +38,10 @@ def eval_command(settings: Settings, args: argparse.Namespace) -> int:
 
     Exit status 0 whatever the model scored; 1 when requests failed (the upstream unreachable,
     5xx, timeouts: counted apart, never as the model's errors); 130 on Ctrl-C, after the table
-    and the JSON report of the cases that finished.
+    and the JSON report of the cases that finished. `output` runs the typed-output suite.
     """
+    if args.benchmark == "output":
+        return eval_output_command(settings, args)
     mode: EvalMode = args.tool_mode or settings.tool_mode
     cases = _cases(args)
     options = RequestOptions(temperature=0.0, seed=args.seed, max_tokens=args.max_tokens, stream=args.stream)
@@ -55,7 +53,7 @@ def eval_command(settings: Settings, args: argparse.Namespace) -> int:
             raise UsageError(f"toolwire eval needs an HTTP provider; {settings.provider!r} is not one.")
         client = model.client
         started, cpu = time.perf_counter(), time.process_time()
-        with Loop(client) as loop, _progress(err) as progress:
+        with Loop(client) as loop, progress_bar(err) as progress:
             task = progress.add_task(f"bfcl {mode}", total=len(cases))
             results: list[CaseResult] = []
             interrupted = False
@@ -110,11 +108,6 @@ def _cases(args: argparse.Namespace) -> list[BfclCase]:
         return list(load_cases(categories, limit=args.limit, data_dir=args.data_dir))
     except BfclDataError as exc:
         raise UsageError(str(exc)) from None
-
-
-def _progress(console: Console) -> Progress:
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    return Progress(*columns, console=console, transient=True)
 
 
 def _percent(value: float | None) -> str:

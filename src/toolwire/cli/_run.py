@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -38,7 +40,7 @@ def run_command(settings: Settings, args: argparse.Namespace) -> int:
         if model.report is not None:  # the offline model always says what it is; real runs keep stderr for events
             err.print(Text(model.banner, style="bold magenta"))
         with Loop(model.client) as loop, mcp_tools(mcp_servers(settings), loop, STANDARD_NAMES) as extra:
-            agent = build_agent(model, settings, _reviewer(settings, err), extra)
+            agent = build_agent(model, settings, _reviewer(settings, err), extra, **_output_options(args))
             view = EventView(err, live_text=False)
             result = loop.run(agent.run(prompt) if args.no_stream else drive(agent, prompt, view))
             if args.no_stream:
@@ -55,10 +57,26 @@ def run_command(settings: Settings, args: argparse.Namespace) -> int:
         err.print(Text(f"Refused for lack of a terminal to ask: {', '.join(unasked)}; pass --yes.", style="yellow"))
     if args.json:
         print_json(Console(), result.to_dict())
+    elif args.output_schema is not None and result.output is not None:
+        sys.stdout.write(json.dumps(result.output, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
     else:
         sys.stdout.write(result.text + ("\n" if not result.text.endswith("\n") else ""))
         sys.stdout.flush()
     return UNFINISHED if unfinished or unasked else 0
+
+
+def _output_options(args: argparse.Namespace) -> dict[str, Any]:
+    """`--output-schema` and its options as the agent takes them (none without a schema)."""
+    if args.output_schema is None:
+        return {}
+    try:
+        schema = json.loads(args.output_schema.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--output-schema {str(args.output_schema)!r} cannot be read as JSON: {exc}") from None
+    if not isinstance(schema, dict):
+        raise UsageError(f"--output-schema {str(args.output_schema)!r} must hold a JSON Schema object.")
+    return {"output_type": schema, "output_strategy": args.output_strategy, "output_retries": args.output_retries}
 
 
 def _reviewer(settings: Settings, err: Console) -> Reviewer:

@@ -108,8 +108,13 @@ def _connect_copilot(settings: Settings, key: str | None) -> BaseClient:
     return connect(f"copilot:{settings.model}", **options)
 
 
-def build_agent(model: Model, settings: Settings, reviewer: Reviewer | None, tools: Sequence[Tool] = ()) -> Agent:
-    """The agent over the standard tools (and `tools`, e.g. MCP servers'), rooted in the model's folder."""
+def build_agent(
+    model: Model, settings: Settings, reviewer: Reviewer | None, tools: Sequence[Tool] = (), **output: Any
+) -> Agent:
+    """The agent over the standard tools (and `tools`, e.g. MCP servers'), rooted in the model's folder.
+
+    `output` holds `run`'s typed-answer options (`output_type`, `output_strategy`, `output_retries`).
+    """
     try:
         return Agent(
             model.client,
@@ -121,6 +126,8 @@ def build_agent(model: Model, settings: Settings, reviewer: Reviewer | None, too
             output_budget_chars=settings.output_budget_chars,
             context=ToolContext(deps={ROOT.id: model.root}),
             tool_choice=settings.tool_choice,
+            **output,
         )
-    except ValueError as exc:  # a --tool-choice naming no tool is the user's to fix
-        raise UsageError(str(exc).replace("tool_choice", "--tool-choice", 1)) from None
+    except ValueError as exc:  # a --tool-choice naming no tool, a schema that is not one: the user's to fix
+        said = str(exc).replace("tool_choice", "--tool-choice", 1).replace("output_strategy", "--output-strategy", 1)
+        raise UsageError(said) from None

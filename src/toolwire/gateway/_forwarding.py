@@ -118,13 +118,25 @@ class ClientRequest:
     @property
     def passthrough(self) -> bool:
         """Whether the body can go upstream as it is (not to a server whose quirks need applying)."""
-        codec = self.upstream().codec
+        upstream = self.upstream()
         return (
-            codec.name == self.protocol.name
-            and getattr(codec, "verbatim", True)
+            upstream.codec.name == self.protocol.name
+            and getattr(upstream.codec, "verbatim", True)
             and self.target.tool_mode == "native"
             and not any(mark in self.raw for mark in _MARKS)
+            and not (_asks_format(self.body) and upstream.output_strategies[0] != "native")
         )
+
+
+def _asks_format(body: dict[str, Any]) -> bool:
+    """Whether a body asks for JSON output, in any protocol's field (a strategy may have to carry it)."""
+    config = body.get("generationConfig")
+    text = body.get("text")
+    return (
+        any(body.get(key) for key in ("response_format", "format", "output_config"))
+        or (isinstance(text, dict) and "format" in text)
+        or (isinstance(config, dict) and any(k in config for k in ("responseJsonSchema", "responseSchema")))
+    )
 
 
 async def forward(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
@@ -336,8 +348,13 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
     client = ex.upstream()
     with collect_degradations() as degraded:
         request = _inbound(ex, client.codec.name)
+        strategy = _output_strategy(ex, client, request)
         if not ex.stream:
-            response = await toolmodes.complete(client, request, state, runnable_only=True)
+            response = await (
+                toolmodes.complete_formatted(client, request, state, strategy, runnable_only=True)
+                if strategy is not None
+                else toolmodes.complete(client, request, state, runnable_only=True)
+            )
             ex.dropped.extend(degraded)
             async for piece in _whole_reply(ex, response):
                 yield piece
@@ -345,7 +362,11 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
         ahead = OpeningAhead(ex.protocol, ex.model)
         asyncio.get_running_loop().call_soon(ahead.encode)  # runs while the upstream is asked
         upstream = _Upstream(client, opening=not ex.fallback_left)
-        events = toolmodes.stream(client, request, state, opener=upstream.open, runnable_only=True)
+        events = (
+            toolmodes.stream_formatted(client, request, state, strategy, opener=upstream.open, runnable_only=True)
+            if strategy is not None
+            else toolmodes.stream(client, request, state, opener=upstream.open, runnable_only=True)
+        )
         first = await _first(events)  # upstream errors are raised here, before any status goes out
         ex.dropped.extend(degraded)
     async with aclosing(events):
@@ -372,6 +393,17 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
         finally:
             ex.tokens = relay.tokens
             ex.dropped.extend(relay.dropped)
+
+
+def _output_strategy(ex: ClientRequest, client: Client, request: Request) -> toolmodes.OutputStrategy | None:
+    """How the client's response format reaches the upstream (None: in the upstream's own field)."""
+    try:
+        strategy = toolmodes.format_strategy(client, request)
+    except ValueError as exc:
+        raise GatewayError(400, f"The response format cannot be honoured: {exc}", field="response_format") from None
+    if strategy is not None:
+        ex.mode += f"+output-{strategy}"
+    return strategy
 
 
 def _taken(pending: list[bytes]) -> bytes:

@@ -40,6 +40,8 @@ class AnthropicCodec:
     """The `anthropic` codec: Messages API bodies and stream events to and from neutral types."""
 
     name: str = NAME
+    # A forced tool works on every Claude model; `output_config.format` only on those with structured outputs.
+    output_strategies: tuple[str, ...] = ("tool", "native", "prompted")
 
     def __init__(self, profile: AnthropicProfile = PROFILES["anthropic"]) -> None:
         self.profile = profile

@@ -32,6 +32,8 @@ class BedrockCodec:
     """The `bedrock` codec: Converse bodies and ConverseStream events to and from neutral types."""
 
     name: str = NAME
+    # Converse has no JSON-schema output field: a forced tool (toolChoice.tool) carries the type.
+    output_strategies: tuple[str, ...] = ("tool", "prompted")
 
     def encode_request(self, request: Request) -> dict[str, Any]:
         """Return the exact Converse body (the model id goes in the path)."""

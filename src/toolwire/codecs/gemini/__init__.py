@@ -50,6 +50,7 @@ class GeminiCodec:
     """
 
     name = NAME
+    output_strategies: tuple[str, ...] = ("native", "tool", "prompted")  # responseJsonSchema
 
     def __init__(self, schema_field: SchemaField = "parametersJsonSchema") -> None:
         self._requests = GeminiRequests(schema_field)

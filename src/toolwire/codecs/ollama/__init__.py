@@ -43,6 +43,8 @@ class OllamaCodec:
     """
 
     name: str = NAME
+    # `format` takes the schema and Ollama decodes under it (a grammar): native and constrained both hold.
+    output_strategies: tuple[str, ...] = ("native", "constrained", "prompted", "tool")
     schema_support: SchemaSupport = PORTABLE
     """What `format` (a JSON Schema) enforces. Its server drops nested `$ref`s (docs/wire-formats.md, Ollama):
     toolwire writes them out in every schema it sends."""

@@ -54,6 +54,11 @@ class OpenAICodec:
         """What this server's constrained decoding enforces of a JSON Schema (its profile says)."""
         return self.profile.schema_support
 
+    @property
+    def output_strategies(self) -> tuple[str, ...]:
+        """The output strategies this server supports, its default first (its profile says)."""
+        return self.profile.output_strategies
+
     def unstreamable(self, request: Request) -> str | None:
         """Why this server cannot stream `request` (its profile says so), or `None` when it can."""
         return self._requests.unstreamable(request)

@@ -60,6 +60,11 @@ _OPENAI_SCHEMAS = SchemaSupport(
 _LLAMA_CPP_GRAMMAR = SchemaSupport(pattern=True, formats=frozenset({"date", "time", "date-time", "uuid"}))
 # One character of a JSON string's text, as JSON defines it: no raw control characters.
 _JSON_STRING_CHAR = r'[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}'
+# Servers whose `response_format` decodes under the schema: the schema as sent, or cut to the engine.
+_DECODING_SERVER = ("native", "constrained", "tool", "prompted")
+# Local servers of small models: the schema cut to what the grammar holds, and described in the
+# prompt, validates most often (bench/outputs/README.md).
+_SMALL_MODEL_SERVER = ("constrained", "native", "tool", "prompted")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,6 +117,8 @@ class OpenAIProfile:
             the calls from that text with the text-mode parsers.
         verbatim: Whether a client's Chat Completions body may go to this server as it is (a
             gateway's passthrough); `False` when a quirk above has to be applied on the way.
+        output_strategies: How a typed reply can be asked of this server (`tool`, `native`,
+            `prompted`, `constrained`), the default first.
     """
 
     name: str
@@ -138,6 +145,7 @@ class OpenAIProfile:
     content_filter_errors: bool = False
     failed_generation: bool = False
     verbatim: bool = True
+    output_strategies: tuple[str, ...] = ("native", "tool", "prompted")
 
 
 PROFILES: dict[str, OpenAIProfile] = {
@@ -153,6 +161,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         max_tokens_field="max_tokens",
         reasoning_field="reasoning",
         schema_support=SchemaSupport(pattern=True),
+        output_strategies=_DECODING_SERVER,
     ),
     # llama.cpp's llama-server reads tool_choice as a string only and defaults parallel calls to
     # off (llama.cpp's docs/function-calling.md, common_chat_tool_choice_parse_oaicompat).
@@ -163,6 +172,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         max_tokens_field="max_tokens",
         reasoning_field="reasoning_content",
         schema_support=_LLAMA_CPP_GRAMMAR,
+        output_strategies=_SMALL_MODEL_SERVER,
     ),
     # llama-cpp-python's server: see this module's docstring for what each flag avoids.
     "llama-cpp-python": OpenAIProfile(
@@ -175,6 +185,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         schema_form="json_object",
         schema_support=dataclasses.replace(_LLAMA_CPP_GRAMMAR, string_char_pattern=_JSON_STRING_CHAR),
         schema_sampling=MappingProxyType({"repeat_penalty": 1.05}),
+        output_strategies=_SMALL_MODEL_SERVER,
     ),
     # vLLM started without --enable-auto-tool-choice/--tool-call-parser rejects `auto` (and tools
     # without a choice, which it reads as `auto`); `required` and named choices go through its
@@ -185,6 +196,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         reasoning_field="reasoning",
         auto_tool_choice=False,
         schema_support=SchemaSupport(pattern=True),
+        output_strategies=_DECODING_SERVER,
     ),
     # Ollama's /v1 ignores tool_choice (a TODO in openai/responses.go): a named choice is emulated
     # by sending only that tool; reasoning comes back as `reasoning` (openai/openai.go). Its
@@ -197,6 +209,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         strict_tools=False,
         max_tokens_field="max_tokens",
         reasoning_field="reasoning",
+        output_strategies=_DECODING_SERVER,
     ),
     # Unknown servers: some reject `strict` outright (xAI, pydantic-ai #1846).
     "openai-compatible": OpenAIProfile(
@@ -204,6 +217,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         strict_tools=False,
         max_tokens_field="max_tokens",
         reasoning_field="reasoning_content",
+        output_strategies=("tool", "prompted", "native"),
     ),
     # Azure OpenAI runs OpenAI's models behind content filters: a filtered prompt is HTTP 400
     # `content_filter` with the categories in `innererror.content_filter_result`, a filtered reply

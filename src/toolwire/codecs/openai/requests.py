@@ -17,6 +17,7 @@ from toolwire.codecs.openai.call_ids import CallIds
 from toolwire.codecs.openai.messages import NAME, decode_messages, encode_messages
 from toolwire.codecs.openai.profiles import OpenAIProfile
 from toolwire.errors import CodecError
+from toolwire.schema import openai_strict_format
 from toolwire.types import NamedToolChoice, Request, ResponseFormat, ToolChoice, ToolDefinition
 
 __all__ = ["ChatRequests", "encode_response_format"]
@@ -163,7 +164,9 @@ class ChatRequests:
             strict = None
         parameters = tool.parameters
         if strict:
-            from toolwire.schema import openai_strict_schema  # the schema layer loads on first strict tool
+            from toolwire.schema import (  # the schema layer loads on first strict tool
+                openai_strict_schema,
+            )
 
             parameters = sendable_schema(NAME, tool, openai_strict_schema)
         if parameters is not None:
@@ -258,18 +261,20 @@ def _decode_tool_choice(wire: Any) -> ToolChoice | None:
 
 
 def encode_response_format(
-    wanted: ResponseFormat, form: Literal["json_schema", "json_object"] = "json_schema"
+    wanted: ResponseFormat, form: Literal["json_schema", "json_object"] = "json_schema", *, strict_form: bool = True
 ) -> dict[str, Any]:
     """`response_format`: `json_object`, or `json_schema` with a name (required) and the schema.
 
     `form="json_object"` sends a schema as `{"type": "json_object", "schema": ...}` instead
-    (llama-cpp-python's server, which refuses `json_schema`).
+    (llama-cpp-python's server, which refuses `json_schema`). A strict schema goes in OpenAI's
+    strict form, as strict tools' parameters do (every property required, no extra ones).
     """
     if wanted.schema is None:
         return {"type": "json_object"}
     if form == "json_object":
         return {"type": "json_object", "schema": wanted.schema}
-    spec: dict[str, Any] = {"name": wanted.name or "response", "schema": wanted.schema}
+    schema = openai_strict_format(wanted.schema) if wanted.strict and strict_form else wanted.schema
+    spec: dict[str, Any] = {"name": wanted.name or "response", "schema": schema}
     if wanted.strict is not None:
         spec["strict"] = wanted.strict
     return {"type": "json_schema", "json_schema": spec}
@@ -285,7 +290,7 @@ def _decode_response_format(rest: dict[str, Any]) -> ResponseFormat | None:
         spec = wire["json_schema"]
         schema = spec.get("schema") if isinstance(spec.get("schema"), dict) else {}
         found = ResponseFormat(schema=schema, name=spec.get("name"), strict=spec.get("strict"))
-    if wire is not None and (found is None or encode_response_format(found) != wire):
+    if wire is not None and (found is None or encode_response_format(found, strict_form=False) != wire):
         rest["response_format"] = wire  # `text`, a description: back as written to this codec
     return found
 

@@ -43,6 +43,7 @@ class OpenAIResponsesCodec:
     """The `openai-responses` codec: the Responses API's bodies, output items and stream events."""
 
     name = NAME
+    output_strategies: tuple[str, ...] = ("native", "tool", "prompted")  # text.format json_schema
 
     def encode_request(self, request: Request) -> dict[str, Any]:
         """Return the exact `POST /v1/responses` body for `request`."""

@@ -23,7 +23,7 @@ from toolwire.codecs.openai_responses.items import (
     warned,
 )
 from toolwire.errors import CodecError
-from toolwire.schema import openai_strict_schema
+from toolwire.schema import openai_strict_format, openai_strict_schema
 from toolwire.types import (
     AssistantMessage,
     ImagePart,
@@ -84,11 +84,12 @@ def encode_request(request: Request) -> dict[str, Any]:
     return body
 
 
-def _encode_format(wanted: ResponseFormat) -> dict[str, Any]:
-    """`text.format`: `json_object`, or `json_schema` with a name (required) and the schema."""
+def _encode_format(wanted: ResponseFormat, *, strict_form: bool = True) -> dict[str, Any]:
+    """`text.format`: `json_object`, or `json_schema` with a name (required) and the schema (strict form if strict)."""
     if wanted.schema is None:
         return {"type": "json_object"}
-    wire: dict[str, Any] = {"type": "json_schema", "name": wanted.name or "response", "schema": wanted.schema}
+    schema = openai_strict_format(wanted.schema) if wanted.strict and strict_form else wanted.schema
+    wire: dict[str, Any] = {"type": "json_schema", "name": wanted.name or "response", "schema": schema}
     if wanted.strict is not None:
         wire["strict"] = wanted.strict
     return wire
@@ -104,7 +105,7 @@ def _decode_format(extra: dict[str, Any]) -> ResponseFormat | None:
     elif isinstance(wire, dict) and wire.get("type") == "json_schema":
         schema = wire.get("schema") if isinstance(wire.get("schema"), dict) else {}
         found = ResponseFormat(schema=schema, name=as_str(wire.get("name")), strict=wire.get("strict"))
-    if found is not None and isinstance(text, dict) and _encode_format(found) == wire:
+    if found is not None and isinstance(text, dict) and _encode_format(found, strict_form=False) == wire:
         rest = {k: v for k, v in text.items() if k != "format"}
         if rest:
             extra["text"] = rest
