@@ -107,7 +107,15 @@ CASES = [
         {"project": "proj", "location": "us-east5"},
         base="",
     ),
+    Case(
+        "bedrock-anthropic:us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke",
+        BEARER,
+        {"region": "us-east-1"},
+        base="",
+    ),
 ]
+_STREAM_PATHS = {":rawPredict": ":streamRawPredict", "/invoke": "/invoke-with-response-stream"}
 
 
 def _dialect(target: str) -> str | None:
@@ -129,7 +137,9 @@ def test_each_provider_reaches_its_address_with_its_auth_whole_and_streamed(case
             events = list(client.stream_sync([UserMessage(content="hi")]))
         assert isinstance(events[-1], Done) and events[-1].response.text == "streamed"
         first, second = server.requests
-        stream_path = case.path.replace(":rawPredict", ":streamRawPredict")
+        stream_path = next(
+            (case.path.replace(a, b) for a, b in _STREAM_PATHS.items() if case.path.endswith(a)), case.path
+        )
         assert (first.path, second.path, first.decode_error) == (case.path, stream_path, None)
         assert {k: first.headers.get(k) for k in case.auth} == case.auth
 
@@ -372,3 +382,34 @@ def test_a_reply_with_nothing_rewritten_is_returned_as_decoded() -> None:
     with ScriptedServer([response], dialect="mistral") as server:
         with server.connect("mistral:m") as client:
             assert client.complete_sync([UserMessage(content="hi")]).text == "x"
+
+
+# Claude on Bedrock (InvokeModel)
+
+
+def test_claude_on_bedrock_sends_the_messages_body_bedrock_takes_signed_and_reads_its_chunk_stream() -> None:
+    call = ToolCall(id="toolu_1", name="get_weather", arguments={"city": "Oslo"})
+    with ScriptedServer([reply("", [call]), reply("", [call])]) as server:
+        target = "bedrock-anthropic:anthropic.claude-sonnet-4-5-20250929-v1:0"
+        options = {"region": "eu-west-1", "aws_access_key_id": "AKIDEXAMPLE", "aws_secret_access_key": "secret"}
+        with toolwire.client.connect_http(target, base_url=server.base_url, **options) as client:
+            whole = client.complete_sync([UserMessage(content="Weather in Oslo?")])
+            events = list(client.stream_sync([UserMessage(content="Weather in Oslo?")]))
+        first, second = server.requests
+    streamed = events[-1]
+    assert isinstance(streamed, Done)
+    assert (
+        [c.arguments for c in whole.tool_calls]
+        == [c.arguments for c in streamed.response.tool_calls]
+        == [{"city": "Oslo"}]
+    )
+    model = "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0"
+    assert (first.path, second.path) == (model + "/invoke", model + "/invoke-with-response-stream")
+    for sent in (first, second):  # no model (the path has it), no `stream` (the path says it), Bedrock's version
+        assert (sorted(sent.body), sent.body["anthropic_version"]) == (
+            ["anthropic_version", "max_tokens", "messages"],
+            "bedrock-2023-05-31",
+        )
+        assert sent.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/") and sent.headers[
+            "authorization"
+        ].split("/")[2:4] == ["eu-west-1", "bedrock"]

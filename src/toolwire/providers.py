@@ -188,6 +188,13 @@ _VERTEX_OPTIONS: Mapping[str, tuple[tuple[str, ...], str | None]] = {
     "location": (("GOOGLE_CLOUD_LOCATION",), "us-central1"),
 }
 _VERTEX_TOKEN = ("VERTEX_ACCESS_TOKEN", "GOOGLE_OAUTH_ACCESS_TOKEN")
+# Bedrock's region, and the AWS credentials SigV4 signs with when there is no Bedrock API key.
+_AWS_OPTIONS = {
+    "region": (("AWS_REGION", "AWS_DEFAULT_REGION"), None),
+    "aws_access_key_id": (("AWS_ACCESS_KEY_ID",), ""),
+    "aws_secret_access_key": (("AWS_SECRET_ACCESS_KEY",), ""),
+    "aws_session_token": (("AWS_SESSION_TOKEN",), ""),
+}
 _VERTEX_ANTHROPIC = "/projects/{project}/locations/{location}/publishers/anthropic/models/{model}"
 
 _GEMINI_MODEL = "/models/{model}:generateContent"
@@ -343,14 +350,23 @@ PROVIDERS: dict[str, Provider] = {
             key_env=("AWS_BEARER_TOKEN_BEDROCK",),
             framing="eventstream",
             stream_end=_bedrock_finished,
-            options={
-                "region": (("AWS_REGION", "AWS_DEFAULT_REGION"), None),
-                "aws_access_key_id": (("AWS_ACCESS_KEY_ID",), ""),
-                "aws_secret_access_key": (("AWS_SECRET_ACCESS_KEY",), ""),
-                "aws_session_token": (("AWS_SESSION_TOKEN",), ""),
-            },
+            options=_AWS_OPTIONS,
             quote_model=True,
             notes="The Converse API: region option, a Bedrock API key (bearer) or SigV4 from the AWS variables",
+        ),
+        Provider(
+            name="bedrock-anthropic",
+            codec="anthropic",
+            base_url="https://bedrock-runtime.{region}.amazonaws.com",
+            path="/model/{model}/invoke",
+            stream_path="/model/{model}/invoke-with-response-stream",
+            auth="aws",
+            key_env=("AWS_BEARER_TOKEN_BEDROCK",),
+            framing="eventstream-chunks",
+            options=_AWS_OPTIONS,
+            quote_model=True,
+            profile="bedrock-anthropic",
+            notes="Claude on Bedrock (InvokeModel): the model in the URL, anthropic_version bedrock-2023-05-31",
         ),
         Provider(
             name="ollama",

@@ -39,7 +39,7 @@ def upstream_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _base(target: str, server: ScriptedServer) -> str:
     name = target.split(":", 1)[0]
-    roots = ("azure", "azure-responses", "anthropic", "vertex-anthropic", "gemini", "ollama")
+    roots = ("azure", "azure-responses", "anthropic", "vertex-anthropic", "bedrock-anthropic", "gemini", "ollama")
     return server.base_url if name in roots else server.base_url + "/v1"
 
 
@@ -265,7 +265,9 @@ ROUTED = [
     ("sglang:qwen3-8b", "/v1/chat/completions", "authorization"),
     ("azure-responses:gpt-4o", "/openai/v1/responses", "api-key"),
     ("vertex-anthropic:claude-sonnet-4-5", VERTEX + "claude-sonnet-4-5:rawPredict", "authorization"),
+    ("bedrock-anthropic:anthropic.claude-sonnet-4-5", "/model/anthropic.claude-sonnet-4-5/invoke", "authorization"),
 ]
+_STREAM_PATHS = {":rawPredict": ":streamRawPredict", "/invoke": "/invoke-with-response-stream"}
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
@@ -274,11 +276,13 @@ def test_a_route_reaches_each_named_provider(
     target: str, path: str, header: str, stream: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
     with ScriptedServer(list(SCRIPT)) as server, _gateway(target, server) as gateway:
         seen = DRIVERS["openai"](gateway.url, "m", stream, 1)
         (request,) = server.requests
     assert _plain(seen) == _plain(EXPECTED[:1])
-    expected_path = path.replace(":rawPredict", ":streamRawPredict") if stream else path
+    streamed = next((path.replace(a, b) for a, b in _STREAM_PATHS.items() if path.endswith(a)), path)
+    expected_path = streamed if stream else path
     assert (request.path, request.headers.get(header) is not None, request.decode_error) == (expected_path, True, None)
 
 

@@ -10,6 +10,7 @@ Each incoming body is decoded with the codec's `decode_request`; each reply is r
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 import json
@@ -62,11 +63,11 @@ def _bedrock_error(status: int, message: str) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class _Route:
     codec: str
-    framing: Literal["sse", "sse-named", "ndjson", "eventstream"]
+    framing: Literal["sse", "sse-named", "ndjson", "eventstream", "eventstream-chunks"]
     error_body: Callable[[int, str], dict[str, Any]]
     done_marker: bool = False
     stream_default: bool = False
-    model_in_path: bool = False  # Vertex's Anthropic endpoints: the model in the URL, not the body
+    model_in_path: bool = False  # Anthropic on Vertex and Bedrock: the model in the URL, not the body
 
 
 _ROUTES: tuple[tuple[str, _Route], ...] = (
@@ -80,6 +81,11 @@ _ROUTES: tuple[tuple[str, _Route], ...] = (
     ("/api/chat", _Route("ollama", "ndjson", _ollama_error, stream_default=True)),  # Ollama streams by default
     ("/converse", _Route("bedrock", "eventstream", _bedrock_error)),
     ("/converse-stream", _Route("bedrock", "eventstream", _bedrock_error, stream_default=True)),
+    ("/invoke", _Route("anthropic", "eventstream-chunks", _bedrock_error, model_in_path=True)),
+    (
+        "/invoke-with-response-stream",
+        _Route("anthropic", "eventstream-chunks", _bedrock_error, stream_default=True, model_in_path=True),
+    ),
 )
 
 
@@ -175,7 +181,7 @@ class ScriptedServer:
         kwargs.setdefault("retry_max_delay", 0.01)
         if target.startswith(("vertex:", "vertex-anthropic:")):
             kwargs.setdefault("project", "test-project")
-        if target.startswith("bedrock:"):
+        if target.startswith(("bedrock:", "bedrock-anthropic:")):
             kwargs.setdefault("region", "us-east-1")
         kwargs.setdefault("base_url", self.base_url)
         return connect_http(target, **kwargs)
@@ -301,7 +307,8 @@ class _Handler(BaseHTTPRequestHandler):
                 isinstance(body, dict) and bool(body.get("stream", route.stream_default))
             )
             if route.model_in_path and isinstance(body, dict):
-                body = {"model": self.path.rsplit("/models/", 1)[-1].split(":", 1)[0], **body}
+                in_path = _bedrock_model(self.path) if "/model/" in self.path else _vertex_model(self.path)
+                body = {"model": in_path, **body}
             try:
                 record.request = get_codec(route.codec).decode_request(body)
             except Exception as exc:  # a test double must record what it could not read, not crash
@@ -343,7 +350,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(500, route.error_body(500, f"ScriptedServer cannot answer with {turn!r}."), headers)
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str]) -> None:
-        if status >= 400 and "/converse" in self.path:  # Bedrock names the error type in a header
+        if status >= 400 and _is_bedrock(self.path):  # Bedrock names the error type in a header
             headers = {"x-amzn-errortype": f"ScriptedError{status}"} | headers
         if isinstance(payload, str):
             self._send_bytes(status, payload, "text/plain", headers)
@@ -364,9 +371,11 @@ class _Handler(BaseHTTPRequestHandler):
         self, route: _Route, events: list[Event], headers: dict[str, str], *, end: bool, clean: bool
     ) -> None:
         self.send_response(200)
-        content_type = {"ndjson": "application/x-ndjson", "eventstream": EVENTSTREAM_MEDIA_TYPE}.get(
-            route.framing, "text/event-stream"
-        )
+        content_type = {
+            "ndjson": "application/x-ndjson",
+            "eventstream": EVENTSTREAM_MEDIA_TYPE,
+            "eventstream-chunks": EVENTSTREAM_MEDIA_TYPE,
+        }.get(route.framing, "text/event-stream")
         self.send_header("content-type", content_type)
         self.send_header("transfer-encoding", "chunked")
         for name, value in headers.items():
@@ -403,8 +412,22 @@ def _complete(response: Response, request: Request, request_id: str) -> Response
     )
 
 
+_BEDROCK_OPERATIONS = ("/converse", "/converse-stream", "/invoke", "/invoke-with-response-stream")
+
+
+def _is_bedrock(path: str) -> bool:
+    """Whether `path` is one of Bedrock's (Converse, or InvokeModel for Anthropic's bodies)."""
+    bare = path.split("?", 1)[0]
+    return "/model/" in bare and bare.endswith(_BEDROCK_OPERATIONS)
+
+
+def _vertex_model(path: str) -> str:
+    """The model of a Vertex `.../models/{model}:rawPredict` path."""
+    return path.rsplit("/models/", 1)[-1].split(":", 1)[0]
+
+
 def _bedrock_model(path: str) -> str:
-    """The model id of a `/model/{modelId}/converse[-stream]` path, decoded."""
+    """The model id of a `/model/{modelId}/converse[-stream]` (or `/invoke[...]`) path, decoded."""
     bare = path.split("?", 1)[0]
     return urllib.parse.unquote(bare.rpartition("/model/")[2].rpartition("/")[0])
 
@@ -412,6 +435,8 @@ def _bedrock_model(path: str) -> str:
 def _frame(route: _Route, event: dict[str, Any]) -> str | bytes:
     if route.framing == "eventstream":
         return encode_event(event)
+    if route.framing == "eventstream-chunks":  # InvokeModelWithResponseStream: each event base64 in a chunk
+        return encode_event({"chunk": {"bytes": base64.b64encode(json.dumps(event).encode()).decode()}})
     data = json.dumps(event)
     if route.framing == "ndjson":
         return data + "\n"

@@ -54,11 +54,14 @@ class AnthropicCodec:
     def encode_request(self, request: Request) -> dict[str, Any]:
         """Return the exact `/v1/messages` body; `max_tokens` defaults to `DEFAULT_MAX_TOKENS`.
 
-        The profile may move the model to the URL and put the API version in the body (Vertex AI).
+        The profile may move the model to the URL and put the API version in the body (Vertex AI,
+        Bedrock), or leave streaming to the path (Bedrock).
         """
         body = encode_request(request)
         if not self.profile.model_in_body:
             del body["model"]
+        if not self.profile.stream_in_body:
+            body.pop("stream", None)
         if self.profile.body_version is not None:
             body = {"anthropic_version": self.profile.body_version, **body}
         return body
