@@ -65,7 +65,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from toolwire.routes import STRATEGIES, RouteSettings, TargetSettings
 
@@ -222,6 +222,7 @@ _TARGET: dict[str, tuple[_Check, str]] = {
     "tool_mode": _MODE,
     "weight": (_is_positive_number, "a number > 0"),
     "timeout": (_is_positive_number, "a number of seconds > 0"),
+    "parallel": (_is_positive, "a whole number >= 1"),
 }
 _ROUTE: dict[str, tuple[_Check, str]] = {
     "model": _STR,
@@ -233,8 +234,9 @@ _ROUTE: dict[str, tuple[_Check, str]] = {
     "strategy": _one_of(*STRATEGIES),
     "cooldown": (_is_positive_number, "a number of seconds > 0"),
     "targets": (_is_tables, "an array of tables ([[route.targets]])"),
+    "parallel": (_is_positive, "a whole number >= 1"),
 }
-_INHERITED = ("tool_mode", "timeout")
+_INHERITED = ("tool_mode", "timeout", "parallel")
 _SECTIONS: dict[str, dict[str, tuple[_Check, str]]] = {
     "provider": {
         "name": _STR,
@@ -319,6 +321,9 @@ def _mcp_table(table: dict[str, Any], index: int, path: Path) -> McpServerSettin
     )
 
 
+_S = TypeVar("_S", RouteSettings, TargetSettings)
+
+
 def _routes(tables: Any, path: Path) -> list[RouteSettings]:
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
         raise ConfigError(f"'route' in {str(path)!r} must be an array of tables ([[route]]), got {_shown(tables)}.")
@@ -341,9 +346,17 @@ def _routes(tables: Any, path: Path) -> list[RouteSettings]:
             if "target" not in target:
                 raise ConfigError(f"[[route.targets]] {index} of {where} needs target.")
             inherited = {k: table[k] for k in _INHERITED if k in table}  # the route's, unless the target says
-            targets.append(TargetSettings(**(inherited | target)))
-        routes.append(RouteSettings(**(table | {"targets": tuple(targets)})))
+            targets.append(_settings(TargetSettings, inherited | target, where))
+        routes.append(_settings(RouteSettings, table | {"targets": tuple(targets)}, where))
     return routes
+
+
+def _settings(kind: type[_S], values: dict[str, Any], where: str) -> _S:
+    """The settings, or a `ConfigError` naming the table when they do not hold together."""
+    try:
+        return kind(**values)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _check_keys(table: dict[str, Any], checks: dict[str, tuple[_Check, str]], label: str, path: Path) -> None:

@@ -32,9 +32,11 @@ class TargetSettings:
         tool_mode: `native`, `text`, `auto` or `constrained`, for this upstream.
         weight: Its share of a `balance` route's traffic, relative to the others'.
         timeout: Seconds to wait for the upstream to connect and for each read.
+        parallel: For the offline scripted model only: calls per turn (`toolwire.offline`).
 
     Raises:
-        ValueError: For a tool mode or weight out of range.
+        ValueError: For a tool mode, weight or `parallel` out of range, or `parallel` on a
+            target that is not the offline scripted model.
     """
 
     target: str
@@ -43,8 +45,10 @@ class TargetSettings:
     tool_mode: ToolMode = "native"
     weight: float = 1.0
     timeout: float | None = 600.0
+    parallel: int | None = None
 
     def __post_init__(self) -> None:
+        _check_parallel(self.target, self.parallel)
         if self.tool_mode not in TOOL_MODES:
             raise ValueError(f"Target {self.target!r}: tool_mode must be one of {TOOL_MODES}, got {self.tool_mode!r}.")
         if not self.weight > 0:
@@ -69,9 +73,10 @@ class RouteSettings:
         strategy: With `targets`: `fallback` (in order) or `balance` (by weight and load).
         cooldown: Seconds a target that keeps failing rests (an upstream's `Retry-After` wins).
         targets: Several upstreams, instead of `target`.
+        parallel: For the offline scripted model only: calls per turn (`toolwire.offline`).
 
     Raises:
-        ValueError: For an unknown strategy.
+        ValueError: For an unknown strategy, or a `parallel` that does not apply.
     """
 
     model: str
@@ -83,7 +88,19 @@ class RouteSettings:
     strategy: Strategy = "fallback"
     cooldown: float = 30.0
     targets: Sequence[TargetSettings] = ()
+    parallel: int | None = None
 
     def __post_init__(self) -> None:
+        if self.target is not None:
+            _check_parallel(self.target, self.parallel)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"Route {self.model!r}: strategy must be one of {STRATEGIES}, got {self.strategy!r}.")
+
+
+def _check_parallel(target: str, parallel: int | None) -> None:
+    if parallel is None:
+        return
+    if not target.startswith("scripted"):
+        raise ValueError(f"Target {target!r}: parallel applies only to the offline scripted model (scripted:<name>).")
+    if parallel < 1:
+        raise ValueError(f"Target {target!r}: parallel must be a whole number of calls >= 1, got {parallel!r}.")
