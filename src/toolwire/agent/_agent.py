@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -83,7 +83,11 @@ class Agent:
         tools: The tools the model may call (`toolwire.tools.Tool` objects).
         system: A system prompt, put first in every run's conversation.
         max_tool_turns: How many turns of tool calls a run may make before it stops with `max_turns`.
-        reviewer: Approves high-risk calls; `None` approves all (the caller chose the tools).
+        reviewer: Approves high-risk calls. `None` (the default) runs every call of a tool whose
+            risk its author left undeclared (the caller chose the tools), and refuses to start
+            with a tool declared `risk="high"` (the standard `exec`, `write`, `edit`; an MCP tool
+            not marked read-only): pass `ConsoleReviewer()` to ask a person, or `AutoApprove()`
+            to run them unreviewed.
         tool_mode: `native` (API tool calling), `text` (tools in the prompt, calls parsed from
             text), `auto` (native, falling back to text parsing and to text mode when the
             server rejects the `tools` parameter), or `constrained` (the server decodes the
@@ -140,6 +144,8 @@ class Agent:
                     continue
                 raise ValueError(f"Two tools are named {tool.name!r}; tool names must be unique.")
             self.tools[tool.name] = tool
+        if reviewer is None:
+            _refuse_declared_high_risk(self.tools.values())
         self.tool_choice = self._checked_choice(tool_choice)
         if tool_choice_turns not in (None, "first", "every"):
             raise ValueError(f"tool_choice_turns must be 'first', 'every' or None, got {tool_choice_turns!r}.")
@@ -322,3 +328,18 @@ def _run_attributes(result: RunResult) -> dict[str, Any]:
         "toolwire.agent.tool_calls": len(result.calls),
         **telemetry.usage_attributes(result.usage),
     }
+
+
+def _refuse_declared_high_risk(tools: Iterable[AgentTool]) -> None:
+    """No reviewer and a tool declared high risk: the caller must say who approves its calls.
+
+    A tool that is not a `toolwire.tools.Tool` (an MCP tool, a class of the user's) counts as
+    declared: its risk came from somewhere other than a default.
+    """
+    high = [tool.name for tool in tools if tool.risk == "high" and getattr(tool, "risk_declared", True)]
+    if high:
+        raise ValueError(
+            f"Tools {high!r} are declared risk='high' and the agent has no reviewer: pass "
+            "reviewer=ConsoleReviewer() to have a person approve each call, or reviewer=AutoApprove() "
+            "to run them unreviewed (toolwire.reviewers)."
+        )
