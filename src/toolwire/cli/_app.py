@@ -244,11 +244,14 @@ def _add_batch(parser: argparse.ArgumentParser) -> None:
 
 def _add_eval(parser: argparse.ArgumentParser) -> None:
     """`eval`'s own flags (provider, model, base URL and tool mode are the common ones)."""
-    from toolwire.evals import CATEGORIES
+    from toolwire.evals import CATEGORIES, DEFAULT_CATEGORIES
 
-    every = ",".join(CATEGORIES)
+    default = ",".join(DEFAULT_CATEGORIES)
+    others = ", ".join(c for c in CATEGORIES if c not in DEFAULT_CATEGORIES)
     parser.add_argument("benchmark", choices=("bfcl",), help="bfcl: the Berkeley Function Calling Leaderboard")
-    parser.add_argument("--categories", default=every, help=f"comma-separated (default: {every})")
+    parser.add_argument(
+        "--categories", default=default, help=f"comma-separated (default: {default}; also: {others}; single-turn only)"
+    )
     parser.add_argument("--limit", type=_positive, default=None, metavar="N", help="the first N cases of each category")
     parser.add_argument("--json", dest="json_out", type=Path, metavar="FILE", help="write every case and the summary")
     parser.add_argument("--plot", type=Path, metavar="FILE.png", help="draw the chart (needs matplotlib)")
