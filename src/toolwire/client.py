@@ -15,7 +15,7 @@ import importlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, TypeVar, assert_never
+from typing import TYPE_CHECKING, Any, TypeVar, assert_never, cast
 
 from toolwire._address import (
     PARAM_OPTIONS,
@@ -34,6 +34,7 @@ from toolwire.http import END_OF_STREAM, HttpTransport, RetryPolicy, scrub_error
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.schema import PORTABLE, SchemaSupport
 from toolwire.telemetry import ChatSpan, chat_span
+from toolwire.textcalls import TOOL_MODES, ToolMode
 from toolwire.types import (
     Done,
     Request,
@@ -174,6 +175,12 @@ class Client(BaseClient):
         """What the server's constrained decoding enforces, as its codec (and server profile) says."""
         support = getattr(self.codec, "schema_support", PORTABLE)
         return support if isinstance(support, SchemaSupport) else PORTABLE
+
+    @property
+    def preferred_tool_mode(self) -> ToolMode:
+        """The tool mode an `Agent` or session takes unless told: the server profile's, else `native`."""
+        mode = getattr(self.codec, "preferred_tool_mode", "native")
+        return cast(ToolMode, mode) if mode in TOOL_MODES else "native"
 
     async def complete_request(self, request: Request) -> Response:
         """Send a neutral `Request` as it is (its `model` included) and decode the reply."""

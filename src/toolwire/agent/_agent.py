@@ -91,7 +91,9 @@ class Agent:
         tool_mode: `native` (API tool calling), `text` (tools in the prompt, calls parsed from
             text), `auto` (native, falling back to text parsing and to text mode when the
             server rejects the `tools` parameter), or `constrained` (the server decodes the
-            reply under a JSON Schema built from the tools; `toolwire.constrained`).
+            reply under a JSON Schema built from the tools; `toolwire.constrained`). Default:
+            the client's `preferred_tool_mode`, `native` unless its server profile names
+            another (`llamacpp`: `constrained`).
         output_budget_chars: When set, old tool outputs beyond this many characters are trimmed
             from the history into a cache the model can read back through two cache tools.
         context: The `ToolContext` whose deps, overrides, logger, clock and cancel signal every
@@ -115,14 +117,16 @@ class Agent:
         system: str | None = None,
         max_tool_turns: int = 10,
         reviewer: Reviewer | None = None,
-        tool_mode: ToolMode = "native",
+        tool_mode: ToolMode | None = None,
         output_budget_chars: int | None = None,
         context: ToolContext | None = None,
         tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
         tool_choice: ToolChoice | str | None = None,
         tool_choice_turns: ToolChoiceTurns | None = None,
     ) -> None:
-        self._modes = ModeState(tool_mode)
+        # A client that knows its server names the mode that works there (llama-server: constrained).
+        preferred: ToolMode = getattr(client, "preferred_tool_mode", "native")
+        self._modes = ModeState(tool_mode or preferred)
         if not isinstance(max_tool_turns, int) or max_tool_turns < 0:
             raise ValueError(f"max_tool_turns must be an int >= 0, got {max_tool_turns!r}.")
         if output_budget_chars is not None and output_budget_chars < 1:

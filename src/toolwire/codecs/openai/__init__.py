@@ -45,6 +45,11 @@ class OpenAICodec:
         """What this server's constrained decoding enforces of a JSON Schema (its profile says)."""
         return self.profile.schema_support
 
+    @property
+    def preferred_tool_mode(self) -> str:
+        """The tool mode that works with any model on this server (its profile says)."""
+        return self.profile.tool_mode
+
     def unstreamable(self, request: Request) -> str | None:
         """Why this server cannot stream `request` (its profile says so), or `None` when it can."""
         return self._requests.unstreamable(request)
