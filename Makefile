@@ -80,6 +80,7 @@ bench:
 bench-gateway: $(VENV)/.dev
 	$(PY) -m pip install -q -e '.[serve]'
 	PYTHON=$(PYTHON) bash bench/gateway/setup_litellm.sh
+	bash bench/gateway/setup_portkey.sh
 	$(PY) -m bench.gateway.vs_litellm
 
 # A bounded soak of toolwire serve under hostile traffic (loopback only, about 2 minutes).

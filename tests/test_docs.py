@@ -61,6 +61,8 @@ def _texts() -> list[tuple[str, int, str]]:
     found = []
     for folder in ("src", "tests", "bench"):
         for path in sorted((ROOT / folder).rglob("*.py")):
+            if any(part.startswith(".") for part in path.relative_to(ROOT).parts):
+                continue  # the bench's own venvs and npm folder (git-ignored): not the project's code
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 found.append((str(path.relative_to(ROOT)), number, line))
     return found

@@ -1,12 +1,15 @@
-"""The processes bench/gateway/vs_litellm.py measures: two upstreams, `toolwire serve`, LiteLLM's proxy.
+"""The processes bench/gateway/vs_litellm.py measures: two upstreams, `toolwire serve`, LiteLLM's proxy, Portkey.
 
-Each runs in its own process with one worker; their output goes to log files in a temp dir.
-Memory is read from /proc: `VmHWM` (peak resident set) is reset through `clear_refs` before a
-test, so the peak is that test's own.
+Each runs in its own process with one worker (unless asked for more); their output goes to log
+files in a temp dir. Memory is read from /proc: `VmHWM` (peak resident set) is reset through
+`clear_refs` before a test, so the peak is that test's own; CPU time from `/proc/PID/stat`
+(user + system, summed over the process tree), so a busy machine does not count against a
+gateway.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -19,6 +22,7 @@ from bench.harness import free_port, reset_peak, status_kb
 
 ROOT = Path(__file__).resolve().parents[2]
 LITELLM = ROOT / "bench" / ".litellm-venv" / "bin" / "litellm"
+PORTKEY = ROOT / "bench/gateway/.portkey/node_modules/@portkey-ai/gateway/build/start-server.js"
 KEY_ENV = "BENCH_UPSTREAM_KEY"
 DIRECT_NAME = "direct upstream"
 CLIENT_KEY = "sk-bench-client"  # both gateways check it: toolwire's gateway key, LiteLLM's master key
@@ -28,6 +32,18 @@ TOOLWIRE_TOML = """\
 model = "bench-model"
 target = "openai:up-model"
 base_url = "http://127.0.0.1:{fast}/v1"
+api_key_env = "{key}"
+
+[[route]]                  # an OpenAI client to an Anthropic upstream (the same process, /v1/messages)
+model = "bench-claude"
+target = "anthropic:up-model"
+base_url = "http://127.0.0.1:{fast}/v1"
+api_key_env = "{key}"
+
+[[route]]
+model = "bench-claude-slow"
+target = "anthropic:up-model"
+base_url = "http://127.0.0.1:{slow}/v1"
 api_key_env = "{key}"
 
 [[route]]
@@ -85,6 +101,16 @@ model_list:
       model: hosted_vllm/up-model
       api_base: http://127.0.0.1:{slow}/v1
       api_key: os.environ/{key}
+  - model_name: bench-claude
+    litellm_params:
+      model: anthropic/up-model
+      api_base: http://127.0.0.1:{fast}
+      api_key: os.environ/{key}
+  - model_name: bench-claude-slow
+    litellm_params:
+      model: anthropic/up-model
+      api_base: http://127.0.0.1:{slow}
+      api_key: os.environ/{key}
 """
 
 
@@ -134,6 +160,17 @@ class Proc:
             except OSError:
                 pass
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the process tree so far (children that ended are not counted)."""
+        ticks = 0
+        for pid in self.pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+        return ticks / os.sysconf("SC_CLK_TCK")
+
     def memory_mb(self, key: str) -> float:
         """`VmRSS` or `VmHWM` summed over the process tree, in MB."""
         total = 0
@@ -169,16 +206,63 @@ def _env() -> dict[str, str]:
     return dict(os.environ, **{KEY_ENV: "sk-bench-upstream"})
 
 
-def start_toolwire(logs: Path, fast: int, slow: int, workers: int = 1) -> Proc:
+def start_toolwire(logs: Path, fast: int, slow: int, workers: int = 1, *, access_log: bool = False) -> Proc:
+    """`toolwire serve` as a production gateway runs it: the access log off (`--no-access-log`).
+
+    With the log on, every request writes a line to the log file (what the outside benchmark ran).
+    """
     config = logs / "toolwire.toml"
     config.write_text(TOOLWIRE_TOML.format(fast=fast, slow=slow, dead=free_port(), key=KEY_ENV))
     port = free_port()
     command = [sys.executable, "-m", "toolwire.cli", "serve", "--config", str(config), "--port", str(port)]
     command += ["--workers", str(workers)] if workers > 1 else []
+    command += [] if access_log or not _knows_access_log() else ["--no-access-log"]
     env = _env() | {"TOOLWIRE_GATEWAY_KEYS": CLIENT_KEY}
-    proc = Proc("toolwire", command, port, logs, env)
+    proc = Proc(f"toolwire-{workers}w" if workers > 1 else "toolwire", command, port, logs, env)
     proc.wait_ready("/health")
     return proc
+
+
+def _knows_access_log() -> bool:
+    """Whether the toolwire being measured has `--no-access-log` (a checkout from before it has not)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "toolwire.cli", "serve", "--help"], capture_output=True, text=True, check=False
+    )
+    return "--no-access-log" in out.stdout
+
+
+def start_portkey(logs: Path) -> Proc | str:
+    """The Portkey AI gateway (`@portkey-ai/gateway` on Node.js, one process), or why it cannot run.
+
+    It keeps no routes: each request names its upstream in `x-portkey-provider` and
+    `x-portkey-custom-host` headers (`portkey_headers`).
+    """
+    if not PORTKEY.exists():
+        return "n/a: bench/gateway/.portkey is missing (run bash bench/gateway/setup_portkey.sh, or make bench-gateway)"
+    port = free_port()
+    proc = Proc("portkey", ["node", str(PORTKEY), f"--port={port}", "--headless"], port, logs, _env())
+    try:
+        proc.wait_ready("/", timeout=120)
+    except RuntimeError as exc:
+        proc.stop()
+        return f"n/a: {exc}"
+    return proc
+
+
+def portkey_headers(provider: str, upstream: int) -> bytes:
+    """Portkey's routing headers: the provider's protocol, the upstream's address, its key."""
+    return (
+        f"x-portkey-provider: {provider}\r\nx-portkey-custom-host: http://127.0.0.1:{upstream}/v1\r\n"
+        f"authorization: Bearer sk-bench-upstream\r\n"
+    ).encode()
+
+
+def portkey_version() -> str:
+    package = PORTKEY.parents[1] / "package.json"
+    try:
+        return str(json.loads(package.read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return "not installed"
 
 
 def start_litellm(logs: Path, fast: int, slow: int) -> Proc | str:

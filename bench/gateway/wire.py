@@ -3,9 +3,11 @@
 Both sides are plain asyncio (stdlib only) so that neither is the bottleneck being measured:
 the upstream answers from precomputed bytes, and the client parses no JSON while timing.
 
-- `serve_upstream(port, pace_ms, chunks)`: `POST /v1/chat/completions` answered with a chat
-  completion holding one tool call, or (`"stream": true` in the body) with SSE chunks: the
-  first chunk at once, the rest `pace_ms` apart (0: in the same instant), then `[DONE]`.
+- `serve_upstream(port, pace_ms, chunks)`: `POST /v1/chat/completions` (and `POST /v1/messages`,
+  the same reply as Anthropic's Messages API gives it) answered with a chat
+  completion holding two parallel tool calls, or (`"stream": true` in the body) with SSE chunks
+  whose two calls' argument fragments interleave: the first chunk at once, the rest `pace_ms`
+  apart (0: in the same instant), then `[DONE]`.
   `GET /stats` reports requests served and the peak of streams open at once since the last report.
 - `Conn`: one keep-alive client connection; `request()` returns status, body, and the time
   from the request's first byte written to the reply's first body byte.
@@ -17,20 +19,19 @@ import asyncio
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _STREAM = re.compile(rb'"stream"\s*:\s*true')
-_CALL = {
-    "id": "call_bench_1",
-    "type": "function",
-    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
-}
+CALLS = [
+    {"id": f"call_bench_{n}", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+    for n, arguments in enumerate(('{"city": "Paris"}', '{"city": "Tokyo", "unit": "c"}'))
+]
 _USAGE = {"prompt_tokens": 120, "completion_tokens": 18, "total_tokens": 138}
 
 
 def completion_body() -> bytes:
-    """The non-streaming reply: one assistant message with a tool call, and usage."""
-    message = {"role": "assistant", "content": None, "tool_calls": [_CALL]}
+    """The non-streaming reply: one assistant message with two tool calls, and usage."""
+    message = {"role": "assistant", "content": None, "tool_calls": CALLS}
     reply = {
         "id": "chatcmpl-bench",
         "object": "chat.completion",
@@ -43,7 +44,11 @@ def completion_body() -> bytes:
 
 
 def stream_events(chunks: int) -> list[bytes]:
-    """The SSE events of a streamed reply: role, `chunks` text pieces, a tool call, finish, `[DONE]`."""
+    """The SSE events of a streamed reply: role, `chunks` text pieces, two calls, finish, usage, `[DONE]`.
+
+    The calls stream as parallel calls do from vLLM or OpenAI: both headers, then their
+    argument fragments interleaved (call 0, call 1, call 0, ...).
+    """
 
     def event(delta: dict[str, object], finish: str | None = None, usage: object = None) -> bytes:
         chunk = {
@@ -59,12 +64,81 @@ def stream_events(chunks: int) -> list[bytes]:
 
     events = [event({"role": "assistant", "content": ""})]
     events += [event({"content": f"word{i} "}) for i in range(chunks)]
-    call = {"index": 0, "id": _CALL["id"], "type": "function", "function": {"name": "get_weather", "arguments": ""}}
-    events.append(event({"tool_calls": [call]}))
-    events.append(event({"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Paris"}'}}]}))
+    fragments: list[list[str]] = []
+    for index, call in enumerate(CALLS):
+        header = {
+            "index": index,
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": ""},
+        }
+        events.append(event({"tool_calls": [header]}))
+        arguments = call["function"]["arguments"]
+        fragments.append([arguments[i : i + 8] for i in range(0, len(arguments), 8)])
+    for step in range(max(map(len, fragments))):
+        for index, pieces in enumerate(fragments):
+            if step < len(pieces):
+                events.append(event({"tool_calls": [{"index": index, "function": {"arguments": pieces[step]}}]}))
     events.append(event({}, "tool_calls"))
     events.append(event({}, usage=_USAGE))
     events.append(b"data: [DONE]\n\n")
+    return events
+
+
+def messages_body() -> bytes:
+    """The same reply as Anthropic's Messages API gives it: two `tool_use` blocks, and usage."""
+    content = [
+        {
+            "type": "tool_use",
+            "id": f"toolu_bench_{n}",
+            "name": c["function"]["name"],
+            "input": json.loads(c["function"]["arguments"]),
+        }
+        for n, c in enumerate(CALLS)
+    ]
+    reply = {
+        "id": "msg_bench",
+        "type": "message",
+        "role": "assistant",
+        "model": "up-model",
+        "content": content,
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 120, "output_tokens": 18},
+    }
+    return json.dumps(reply).encode()
+
+
+def messages_events(chunks: int) -> list[bytes]:
+    """The Messages stream of that reply: a text block in `chunks` pieces, then two `tool_use` blocks.
+
+    Anthropic streams one block at a time, so each call's `input_json_delta` fragments come in turn.
+    """
+
+    def event(data: dict[str, object]) -> bytes:
+        return b"event: %s\ndata: %s\n\n" % (str(data["type"]).encode(), json.dumps(data).encode())
+
+    message = json.loads(messages_body()) | {"content": [], "stop_reason": None}
+    message["usage"] = {"input_tokens": 120, "output_tokens": 1}
+    events = [event({"type": "message_start", "message": message}), event({"type": "ping"})]
+    block = {"type": "text", "text": ""}
+    events.append(event({"type": "content_block_start", "index": 0, "content_block": block}))
+    for i in range(chunks):
+        events.append(
+            event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": f"word{i} "}})
+        )
+    events.append(event({"type": "content_block_stop", "index": 0}))
+    for n, call in enumerate(CALLS, start=1):
+        block = {"type": "tool_use", "id": f"toolu_bench_{n - 1}", "name": call["function"]["name"], "input": {}}
+        events.append(event({"type": "content_block_start", "index": n, "content_block": block}))
+        arguments = call["function"]["arguments"]
+        for i in range(0, len(arguments), 8):
+            delta = {"type": "input_json_delta", "partial_json": arguments[i : i + 8]}
+            events.append(event({"type": "content_block_delta", "index": n, "delta": delta}))
+        events.append(event({"type": "content_block_stop", "index": n}))
+    delta = {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}}
+    events.append(event(delta | {"usage": {"output_tokens": 18}}))
+    events.append(event({"type": "message_stop"}))
     return events
 
 
@@ -105,10 +179,11 @@ class _Upstream(asyncio.Protocol):
             self.state.peak = self.state.open  # each report starts a new peak
         elif _STREAM.search(body):
             self.busy = True
-            asyncio.get_running_loop().create_task(self._stream())
+            events = self.state.messages_events if b"/v1/messages" in head else self.state.events
+            asyncio.get_running_loop().create_task(self._stream(events))
             return
         else:
-            self._send(self.state.completion)
+            self._send(self.state.messages if b"/v1/messages" in head else self.state.completion)
         if self.buffer:
             self._next()
 
@@ -117,22 +192,22 @@ class _Upstream(asyncio.Protocol):
         head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body)
         self.transport.write(head + body)
 
-    async def _stream(self) -> None:
+    async def _stream(self, events: list[bytes]) -> None:
         state, transport = self.state, self.transport
         assert transport is not None
         state.open += 1
         state.peak = max(state.peak, state.open)
         try:
             head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-            transport.write(head + _chunked(state.events[0]))
+            transport.write(head + _chunked(events[0]))
             if state.pace:
-                for event in state.events[1:]:
+                for event in events[1:]:
                     await asyncio.sleep(state.pace)
                     if transport.is_closing():
                         return
                     transport.write(_chunked(event))
             else:
-                transport.write(b"".join(_chunked(e) for e in state.events[1:]))
+                transport.write(b"".join(_chunked(e) for e in events[1:]))
             transport.write(b"0\r\n\r\n")
         finally:
             state.open -= 1
@@ -146,6 +221,8 @@ class _UpstreamState:
     completion: bytes
     events: list[bytes]
     pace: float
+    messages: bytes = b""
+    messages_events: list[bytes] = field(default_factory=list)
     requests: int = 0
     open: int = 0
     peak: int = 0
@@ -153,7 +230,9 @@ class _UpstreamState:
 
 async def serve_upstream(port: int, pace_ms: float, chunks: int) -> None:
     """Serve the fast upstream on 127.0.0.1:port until killed."""
-    state = _UpstreamState(completion_body(), stream_events(chunks), pace_ms / 1000)
+    state = _UpstreamState(
+        completion_body(), stream_events(chunks), pace_ms / 1000, messages_body(), messages_events(chunks)
+    )
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: _Upstream(state), "127.0.0.1", port, backlog=4096)
     async with server:

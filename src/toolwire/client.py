@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import logging
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import AbstractContextManager, aclosing
 from typing import TYPE_CHECKING, Any, TypeVar, assert_never, cast
 
 from toolwire._address import (
@@ -204,13 +204,25 @@ class Client(BaseClient):
             decoder: A fresh `codec.stream_decoder()` to use, so the caller can look at the reply
                 accumulated so far (`decoder.finish()`) while events arrive; one is made if omitted.
         """
+        async with aclosing(self.stream_batches(request, decoder)) as batches:
+            async for batch in batches:
+                for event in batch:
+                    yield event
+
+    async def stream_batches(
+        self, request: Request, decoder: StreamDecoder | None = None
+    ) -> AsyncGenerator[list[StreamEvent], None]:
+        """`stream_request`'s events in lists: those that arrived in one piece of the body together.
+
+        For a relay (the gateway): what came together goes on in one write, and the events pass
+        the layers between here and the write once per piece rather than once each.
+        """
         unstreamable = getattr(self.codec, "unstreamable", None)  # the openai codec's server profiles
         reason = unstreamable(request) if unstreamable is not None else None
         if reason is not None:
             logger.debug("Asking %s for a whole reply instead of a stream: %s.", self.provider, reason)
             response = await self.complete_request(dataclasses.replace(request, stream=False))
-            for event in _whole_reply_events(response):
-                yield event
+            yield _whole_reply_events(response)
             return
         if not request.stream:
             request = dataclasses.replace(request, stream=True)
@@ -218,10 +230,11 @@ class Client(BaseClient):
         with self._span(request) as span:
             async with self.transport.stream(self.stream_url, body, self.spec.framing) as (frames, request_id):
                 reader = _StreamReader(self, request_id, decoder, with_tools=bool(request.tools))
-                async for event in reader.read(frames):
-                    if isinstance(event, Done):
-                        span.record_response(event.response)
-                    yield event
+                async with aclosing(reader.read(frames)) as batches:
+                    async for batch in batches:
+                        if isinstance(batch[-1], Done):
+                            span.record_response(batch[-1].response)
+                        yield batch
 
     def _span(self, request: Request) -> AbstractContextManager[ChatSpan]:
         return chat_span(
@@ -275,17 +288,23 @@ class _StreamReader:
         self.events: list[StreamEvent] = []
         self.ended = False
 
-    async def read(self, frames: AsyncIterator[Any]) -> AsyncIterator[StreamEvent]:
+    async def read(self, frames: AsyncIterator[list[Any]]) -> AsyncGenerator[list[StreamEvent], None]:
+        """The events of each list of frames (none empty); a `Done` is the last event of the last list."""
         try:
-            async for frame in frames:
-                if frame is END_OF_STREAM:
-                    self.ended = True
-                    break
-                for event in self._feed(frame):
-                    self.events.append(event)
-                    yield event
-                    if isinstance(event, Done):
+            async for batch in frames:
+                out: list[StreamEvent] = []
+                marker = END_OF_STREAM in batch
+                for frame in batch:
+                    if frame is END_OF_STREAM:
+                        self.ended = True
+                        break
+                    if self._take(self._feed(frame), out):
+                        yield out
                         return
+                if out:
+                    yield out
+                if marker:
+                    break
         except StreamError as error:
             error.partial = list(self.events)
             error.request_id = error.request_id or self.request_id
@@ -296,7 +315,16 @@ class _StreamReader:
             raise self._cut("ended before its end marker")
         done = Done(self._finish())
         self.events.append(done)
-        yield done
+        yield [done]
+
+    def _take(self, events: list[StreamEvent], out: list[StreamEvent]) -> bool:
+        """Add a frame's events to `out` (and to those seen); whether the reply's `Done` was among them."""
+        for event in events:
+            self.events.append(event)
+            out.append(event)
+            if isinstance(event, Done):
+                return True
+        return False
 
     def _feed(self, frame: dict[str, Any]) -> list[StreamEvent]:
         end = self.client.spec.stream_end

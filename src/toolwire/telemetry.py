@@ -28,7 +28,7 @@ import functools
 import json
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -186,16 +186,17 @@ def span(name: str, attributes: dict[str, Any] | None = None, *, kind: str = "IN
             raise
 
 
-@contextmanager
-def gateway_span(method: str, path: str, attributes: dict[str, Any]) -> Iterator[Any]:
+def gateway_span(method: str, path: str, attributes: dict[str, Any]) -> AbstractContextManager[Any]:
     """The SERVER span of one gateway request (`POST /v1/messages`), current for its block.
 
     The upstream call's `chat {model}` span nests under it. Yields the span, or `None` when
-    nothing is recorded; close the request's facts in with `record_gateway`.
+    nothing is recorded (then at the cost of a `nullcontext`: this runs for every request);
+    close the request's facts in with `record_gateway`.
     """
+    if _tracer() is None:
+        return nullcontext()
     attributes = {"http.request.method": method, "url.path": path, "http.route": path, **attributes}
-    with span(f"{method} {path}", attributes, kind="SERVER") as otel_span:
-        yield otel_span
+    return span(f"{method} {path}", attributes, kind="SERVER")
 
 
 def record_gateway(otel_span: Any, status: int, attributes: dict[str, Any]) -> None:

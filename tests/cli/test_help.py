@@ -28,7 +28,10 @@ FLAGS: dict[str, list[str]] = {
     "tools": ["--provider", "--model", "--base-url", "--config", "--debug", "--json", "--mcp"],
     "convert": ["--model", "--config", "--debug", "--from", "--to"],
     "batch": [*_AGENT, "--out", "--concurrency", "--timeout", "--retries", "--retry-failed", "--ray", "--ray-workers"],
-    "serve": ["--config", "--debug", "--host", "--port", "--workers", "--drain-timeout", "--max-body-mb"],
+    "serve": [
+        *("--config", "--debug", "--host", "--port", "--workers", "--drain-timeout", "--max-body-mb"),
+        *("--log-level", "--access-log", "--no-access-log"),
+    ],
     "mcp-server": ["--debug", "--root", "--http"],
     "eval": [
         *("--provider", "--model", "--base-url", "--tool-mode", "--config", "--debug"),

@@ -224,6 +224,18 @@ def test_any_neutral_stream_encodes_to_what_the_decoder_reads_back(codec: str, d
     assert _decode_stream(codec, _encode(codec, events, reply)) == expected
 
 
+@pytest.mark.parametrize("codec", CODECS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_an_events_text_is_its_data_as_dumps_writes_it(codec: str, data: st.DataObject) -> None:
+    """An encoder that writes its events' repeated fields once (`WireEvent.text`) writes the same bytes."""
+    reply = data.draw(replies(codec))
+    encoder = get_codec(codec).stream_encoder(reply.model, reply.id)
+    wire = [w for event in data.draw(neutral_streams(reply)) for w in encoder.feed(event)] + encoder.finish()
+    assert [w.text for w in wire if w.text is not None] == [dumps(w.data) for w in wire if w.text is not None]
+    assert codec != "openai" or all(w.text is not None for w in wire if w.data.get("choices"))
+
+
 def _sdk_stream_types() -> dict[str, Any]:
     from anthropic.types import RawMessageStreamEvent
     from google.genai import types as genai

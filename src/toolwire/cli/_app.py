@@ -212,6 +212,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="on SIGTERM, how long requests in flight may take to finish before they are cut (default: 30)",
     )
     serve.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=None,
+        help="the gateway's log level on stderr (default: info, which includes the access log; --debug: debug)",
+    )
+    serve.add_argument(
+        "--access-log",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="one INFO line per request: route, upstream, status, time, tokens (default: on)",
+    )
+    serve.add_argument(
         "--max-body-mb",
         type=_positive_float,
         default=32.0,
@@ -310,6 +322,21 @@ def _positive_float(text: str) -> float:
     return value
 
 
+_PLAIN_COMMANDS = frozenset({"serve", "mcp-server", "convert"})  # they print nothing through rich
+
+
+def _needs_rich(name: str) -> None:
+    """Commands that print through rich need the `cli` extra; the others run on any install."""
+    if name in _PLAIN_COMMANDS:
+        return
+    try:
+        import rich  # noqa: F401 - only checks that the `cli` extra is installed
+    except ModuleNotFoundError:
+        raise UsageError(
+            f"toolwire {name} needs rich; install it from the toolwire checkout with: pip install -e '.[cli]'"
+        ) from None
+
+
 def _command(name: str) -> Command:
     """Import only the command that runs (`convert` never loads the agent, nothing loads rich early)."""
     if name == "chat":
@@ -368,6 +395,7 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
     debug = bool(args.debug) or os.environ.get("DEBUG", "") not in ("", "0")
     _configure_logging(debug)
     try:
+        _needs_rich(args.command)
         settings = resolve(args, load_config(args.config))
         return _command(args.command)(settings, args)
     except KeyboardInterrupt:

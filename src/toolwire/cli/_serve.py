@@ -32,6 +32,8 @@ __all__ = ["app_factory", "serve_command"]
 _CONFIG_ENV = "TOOLWIRE_SERVE_CONFIG"
 _DEBUG_ENV = "TOOLWIRE_SERVE_DEBUG"
 _MAX_BODY_ENV = "TOOLWIRE_SERVE_MAX_BODY_BYTES"
+_LOG_LEVEL_ENV = "TOOLWIRE_SERVE_LOG_LEVEL"
+_ACCESS_LOG_ENV = "TOOLWIRE_SERVE_ACCESS_LOG"
 
 
 def _is_loopback(host: str) -> bool:
@@ -51,19 +53,31 @@ def app_factory() -> Any:
     path = os.environ.get(_CONFIG_ENV)
     config = load_config(Path(path) if path else None)
     debug = os.environ.get(_DEBUG_ENV) == "1"
-    _log_requests(debug)
-    return create_app(config, debug=debug, max_body_bytes=int(os.environ.get(_MAX_BODY_ENV, DEFAULT_MAX_BODY_BYTES)))
+    level = os.environ.get(_LOG_LEVEL_ENV, "info")
+    _gateway_logging(level)
+    max_body_bytes = int(os.environ.get(_MAX_BODY_ENV, DEFAULT_MAX_BODY_BYTES))
+    access_log = os.environ.get(_ACCESS_LOG_ENV, "1") == "1"
+    return create_app(config, debug=debug, max_body_bytes=max_body_bytes, access_log=access_log)
 
 
-def _log_requests(debug: bool) -> None:
-    """One line per request on stderr (bodies too with --debug), in this process."""
+def _gateway_logging(level: str) -> None:
+    """The gateway's lines on stderr at `level` (`info` includes one line per request), in this process."""
     root = logging.getLogger("toolwire")
     if not root.handlers:  # a worker process starts without the CLI's handler
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
         root.propagate = False
-    logging.getLogger("toolwire.gateway").setLevel(logging.DEBUG if debug else logging.INFO)
+    number = logging.getLevelName(level.upper())
+    if number > root.getEffectiveLevel():  # `error` quiets every toolwire warning, not only the gateway's
+        root.setLevel(number)
+    logging.getLogger("toolwire.gateway").setLevel(number)
+
+
+def _log_level(args: argparse.Namespace) -> str:
+    """`--log-level`, or `debug` with `--debug`, else `info`."""
+    chosen: str | None = getattr(args, "log_level", None)
+    return chosen if chosen is not None else ("debug" if args.debug else "info")
 
 
 def serve_command(settings: Settings, args: argparse.Namespace) -> int:
@@ -98,14 +112,20 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
         raise CommandFailed(str(exc)) from None
     debug = bool(args.debug)
     max_body_bytes = int(args.max_body_mb * 1024 * 1024)
-    _log_requests(debug)
+    level = _log_level(args)
+    access_log = bool(getattr(args, "access_log", True))
+    _gateway_logging(level)
     options: dict[str, Any] = {
-        "access_log": False,
-        "log_level": "warning",
+        "access_log": False,  # the gateway's own line per request says more (--access-log)
+        "log_level": "error" if level == "error" else "warning",
         "timeout_graceful_shutdown": args.drain_timeout,
         "http": header_deadline_protocol(),  # slow-header clients are cut off; see gateway/_slow_clients
     }
     listening = listening_socket(args.host, args.port)  # before the banner: it names the real port
+    app = None
+    if args.workers == 1:  # built and warmed before the banner: the first request costs what later ones do
+        app = create_app(config, debug=debug, max_body_bytes=max_body_bytes, access_log=access_log)
+        app.state.gateway.warm_up()
     _banner(listening, routes, keys=bool(keys), workers=args.workers, max_body_mb=args.max_body_mb)
     # uvicorn drains on SIGTERM, then raises the signal again for whoever handled it before:
     # a handler that does nothing makes a drained shutdown exit 0.
@@ -115,11 +135,13 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
             os.environ[_CONFIG_ENV] = str(config.path)
         os.environ[_DEBUG_ENV] = "1" if debug else "0"
         os.environ[_MAX_BODY_ENV] = str(max_body_bytes)
+        os.environ[_LOG_LEVEL_ENV] = level
+        os.environ[_ACCESS_LOG_ENV] = "1" if access_log else "0"
         factory = uvicorn.Config("toolwire.cli._serve:app_factory", factory=True, workers=args.workers, **options)
         with _shared_metrics(), contextlib.suppress(KeyboardInterrupt):
             Multiprocess(factory, sockets=[listening]).run()
     else:
-        app = create_app(config, debug=debug, max_body_bytes=max_body_bytes)
+        assert app is not None
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a foreground gateway stops
             uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[listening])
     return 0

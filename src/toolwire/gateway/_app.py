@@ -44,6 +44,7 @@ from toolwire.gateway._protocols import PROTOCOLS, frame
 from toolwire.gateway._protocols import Protocol as WireProtocol
 from toolwire.gateway._routing import RouteLike, Router, RoutingError
 from toolwire.gateway._tokens import estimate_tokens
+from toolwire.gateway._warm import warm_up
 from toolwire.telemetry import gateway_span, record_gateway
 
 __all__ = ["KEYS_ENV", "HasRoutes", "create_app", "gateway_keys"]
@@ -69,13 +70,31 @@ def gateway_keys(value: str | None = None) -> list[str]:
 class _Gateway:
     """The state one app holds: the routes (with their pooled clients), the keys, the metrics."""
 
-    def __init__(self, router: Router, keys: Sequence[str], debug: bool, limits: BodyLimits | None = None) -> None:
+    def __init__(
+        self,
+        router: Router,
+        keys: Sequence[str],
+        debug: bool,
+        limits: BodyLimits | None = None,
+        *,
+        access_log: bool = True,
+    ) -> None:
         self.router = router
         self._keys = [k.encode() for k in keys]
         self.debug = debug
         self.limits = limits if limits is not None else BodyLimits()
         self.metrics = gateway_metrics()
         self.draining = False
+        self.access_log = access_log
+        self.warm = False
+
+    def warm_up(self) -> None:
+        """Load and build what the first requests would: see `toolwire.gateway._warm`.
+
+        The codecs' first calls once per process; the targets' pools for each event loop it runs in.
+        """
+        warm_up(self.router, codecs=not self.warm)
+        self.warm = True
 
     def record(self, outcome: Outcome) -> None:
         """Count a finished request in the metrics (when prometheus-client is installed)."""
@@ -103,7 +122,8 @@ class _Gateway:
             ex = await self._client_request(request, protocol, path_model)
         except (GatewayError, RoutingError) as exc:
             error = classify(exc)
-            _log(request, None, error.status, started)
+            if self.access_log:
+                _log(request, None, error.status, started)
             attributes = {"toolwire.gateway.protocol": protocol.name}
             with gateway_span(request.method, request.scope["path"], attributes) as span:
                 record_gateway(span, error.status, {})
@@ -215,14 +235,10 @@ class _ExchangeResponse:
                     raise  # cancelled from outside (shutdown): not ours to swallow
             finally:
                 watcher.cancel()
-                _log(self.request, ex, self.status, self.started, self.hung_up)
-                outcome = {
-                    "toolwire.gateway.mode": ex.mode,
-                    "toolwire.gateway.dropped": ",".join(ex.dropped) or None,
-                    "toolwire.gateway.upstream": ex.target.target,
-                }
-                tokens = dict(zip(("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"), ex.tokens, strict=True))
-                record_gateway(span, self.status, outcome | tokens)
+                if self.gateway.access_log:
+                    _log(self.request, ex, self.status, self.started, self.hung_up)
+                if span is not None:  # a tracer records: what the request became
+                    record_gateway(span, self.status, _outcome(ex))
                 self.gateway.record(
                     Outcome(
                         protocol=ex.protocol.name,
@@ -315,6 +331,16 @@ class _ExchangeResponse:
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
+def _outcome(ex: ClientRequest) -> dict[str, Any]:
+    outcome = {
+        "toolwire.gateway.mode": ex.mode,
+        "toolwire.gateway.dropped": ",".join(ex.dropped) or None,
+        "toolwire.gateway.upstream": ex.target.target,
+    }
+    tokens = dict(zip(("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"), ex.tokens, strict=True))
+    return outcome | tokens
+
+
 def _span_attributes(ex: ClientRequest) -> dict[str, Any]:
     return {
         "toolwire.gateway.protocol": ex.protocol.name,
@@ -346,6 +372,8 @@ def create_app(
     debug: bool = False,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    access_log: bool = True,
+    warm: bool = True,
 ) -> Starlette:
     """The gateway as an ASGI app, for `uvicorn` or embedding.
 
@@ -355,10 +383,12 @@ def create_app(
         debug: Log request and reply bodies at DEBUG (never headers, so never a key).
         max_body_bytes: The largest request body accepted (413 beyond it, before it is held whole).
         body_timeout: Seconds a client has to send its body (408 after).
+        access_log: Log one INFO line per request on `toolwire.gateway` (what, where, status, time).
+        warm: At startup, load and build what the first requests would, so they cost what later ones do.
     """
     keys = gateway_keys() if keys is None else list(keys)
     limits = BodyLimits(max_body_bytes, body_timeout)
-    gateway = _Gateway(Router(_routes_of(config)), keys, debug, limits)
+    gateway = _Gateway(Router(_routes_of(config)), keys, debug, limits, access_log=access_log)
 
     def endpoint(name: str) -> Any:
         protocol = PROTOCOLS[name]
@@ -370,6 +400,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if warm:
+            gateway.warm_up()
         with _draining_on_sigterm(gateway):
             yield
         await gateway.router.aclose()

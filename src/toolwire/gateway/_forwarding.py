@@ -277,20 +277,31 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
         relay = Relay(ex.protocol, ex.model, upstream, foreign=ex.foreign, namespaces=names, ahead=ahead)
         headers = _headers(ex, ex.protocol.media_type) | {"cache-control": "no-cache"}
         yield Start(200, headers)
+        pending: list[bytes] = []  # what arrived together goes out in one write
         try:
-            yield relay.feed(first)
+            pending.append(relay.feed(first))
+            if not upstream.more and (data := _taken(pending)):
+                yield data
             async for event in events:
-                if chunk := relay.feed(event):
-                    yield chunk
-            yield relay.finish()
+                pending.append(relay.feed(event))
+                if not upstream.more and (data := _taken(pending)):
+                    yield data
+            pending.append(relay.finish())
+            yield _taken(pending)
         except (ToolwireError, ValueError) as exc:
             error = classify(exc) if isinstance(exc, ToolwireError) else _unsendable(ex, exc)
             ex.failures.append((ex.target.target, error.status))
             logger.warning("upstream failed mid-stream (%s): %s", ex.target.target, error.message)
-            yield relay.error(error.status, error.message)
+            yield _taken(pending) + relay.error(error.status, error.message)
         finally:
             ex.tokens = relay.tokens
             ex.dropped.extend(relay.dropped)
+
+
+def _taken(pending: list[bytes]) -> bytes:
+    data = b"".join(pending)
+    pending.clear()
+    return data
 
 
 async def _first(events: AsyncGenerator[StreamEvent, None]) -> StreamEvent:
@@ -351,6 +362,15 @@ class _Opening:
     def finish(self) -> Response:
         return self._decoder.finish()
 
+    def so_far(self) -> Response:
+        return _so_far(self._decoder)
+
+
+def _so_far(decoder: StreamDecoder) -> Response:
+    """The reply so far: unchecked where the decoder can (a guarded one), else `finish()`."""
+    look = getattr(decoder, "so_far", None)
+    return look() if callable(look) else decoder.finish()
+
 
 class _Upstream:
     """Opens the upstream's streams for the tool-mode engine, keeping the decoder of the latest one.
@@ -368,12 +388,24 @@ class _Upstream:
         self.client = client
         self.opening = opening
         self.decoder: StreamDecoder | None = None
+        self.more = False  # events that arrived with the one just passed on are still to come
 
     def open(self, request: Request) -> AsyncIterator[StreamEvent]:
         decoder = self.client.codec.stream_decoder()
         self.decoder = _Opening(decoder) if self.opening else decoder
-        return self.client.stream_request(request, self.decoder)
+        return self._events(self.client.stream_batches(request, self.decoder))
+
+    async def _events(self, batches: AsyncGenerator[list[StreamEvent], None]) -> AsyncIterator[StreamEvent]:
+        """The events one by one, `more` saying whether others of the same piece follow at once."""
+        async with aclosing(batches):
+            async for batch in batches:
+                last = len(batch) - 1
+                for number, event in enumerate(batch):
+                    self.more = number < last
+                    yield event
+        self.more = False
 
     def finish(self) -> Response:
+        """The reply so far (unchecked: the relay only looks at it; the whole reply is checked at its end)."""
         assert self.decoder is not None  # the relay asks only once events arrived
-        return self.decoder.finish()
+        return _so_far(self.decoder)

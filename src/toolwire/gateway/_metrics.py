@@ -49,6 +49,7 @@ class GatewayMetrics:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
         self.registry = CollectorRegistry()
+        self._children: dict[tuple[Any, tuple[str, ...]], Any] = {}
         self._multiprocess = bool(os.environ.get(MULTIPROCESS_ENV))
         by_target = ["protocol", "route", "target"]
         self.requests = Counter(
@@ -100,17 +101,29 @@ class GatewayMetrics:
     def record(self, outcome: Outcome) -> None:
         """Count one finished request."""
         labels = (outcome.protocol, outcome.route, outcome.target)
-        self.requests.labels(*labels, str(outcome.status)).inc()
-        self.latency.labels(*labels).observe(outcome.seconds)
+        self._child(self.requests, *labels, str(outcome.status)).inc()
+        self._child(self.latency, *labels).observe(outcome.seconds)
         if outcome.first_byte is not None:
-            self.first_byte.labels(*labels).observe(outcome.first_byte)
+            self._child(self.first_byte, *labels).observe(outcome.first_byte)
         for direction, count in zip(("in", "out"), outcome.tokens, strict=True):
             if count:
-                self.tokens.labels(outcome.route, outcome.target, direction).inc(count)
+                self._child(self.tokens, outcome.route, outcome.target, direction).inc(count)
         for target, status in outcome.failures:
             self.upstream_errors.labels(outcome.route, target, str(status)).inc()
         for target in outcome.fallbacks:
             self.fallbacks.labels(outcome.route, target).inc()
+
+    def _child(self, metric: Any, *values: str) -> Any:
+        """`metric.labels(*values)`, kept: `labels` checks and locks on every call.
+
+        Every request asks for the same few: the labels are routes, targets, protocols and
+        statuses, never what a client sends.
+        """
+        key = (metric, values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
 
     def render(self) -> tuple[bytes, str]:
         """The text format and its content type: this process's registry, or every worker's sum."""

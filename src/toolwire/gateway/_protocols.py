@@ -157,9 +157,10 @@ PROTOCOLS: dict[str, Protocol] = {
 }
 
 
-def frame(protocol: Protocol, data: Mapping[str, Any], event: str | None = None) -> bytes:
-    """One stream event as the bytes the protocol puts on the wire."""
-    text = dumps(data)
+def frame(protocol: Protocol, data: Mapping[str, Any], event: str | None = None, text: str | None = None) -> bytes:
+    """One stream event as the bytes the protocol puts on the wire (`text`: `data` already written)."""
+    if text is None:
+        text = dumps(data)
     if protocol.framing == "ndjson":
         return (text + "\n").encode()
     if protocol.framing == "sse-named":

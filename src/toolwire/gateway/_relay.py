@@ -8,9 +8,8 @@ codecs, the neutral types and the gateway's own tables.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from toolwire.codecs import StreamEncoder, WireEvent, get_codec
 from toolwire.gateway._namespaces import Namespaces, split_names
@@ -20,8 +19,6 @@ from toolwire.gateway._protocols import frame
 from toolwire.types import Done, Response, StreamEvent, TextDelta, ToolCallDelta
 
 __all__ = ["OpeningAhead", "Relay", "client_view"]
-
-_Wire = tuple[dict[str, Any], str | None]
 
 
 def client_view(response: Response, model: str, foreign: bool) -> Response:
@@ -54,7 +51,7 @@ class OpeningAhead:
     def encode(self) -> None:
         encoder = get_codec(self.protocol.name).stream_encoder(self.model)
         opening = encoder.feed(TextDelta(""))
-        self.encoded = encoder, b"".join(frame(self.protocol, e.data, e.event) for e in opening)
+        self.encoded = encoder, b"".join(frame(self.protocol, e.data, e.event, e.text) for e in opening)
 
 
 class Relay:
@@ -111,7 +108,7 @@ class Relay:
 
     def finish(self) -> bytes:
         """The stream's closing bytes (and OpenAI's `[DONE]`)."""
-        tail = self._frames(self._plain(self.encoder.finish()))
+        tail = self._frames(self.encoder.finish())
         return tail + (b"data: [DONE]\n\n" if self.protocol.done_marker else b"")
 
     def error(self, status: int, message: str) -> bytes:
@@ -119,12 +116,12 @@ class Relay:
         event, data = self.protocol.stream_error(status, message)
         return frame(self.protocol, data, event)
 
-    def _encode(self, event: StreamEvent) -> list[_Wire]:
+    def _encode(self, event: StreamEvent) -> list[WireEvent]:
         if isinstance(event, ToolCallDelta) and event.id is not None and self.carrier == "id":
             event = replace(event, id=self._packed_id(event.index, event.id))
         elif isinstance(event, Done):
             return self._done(event.response)
-        return self._plain(self.encoder.feed(event))
+        return self.encoder.feed(event)
 
     def _packed_id(self, index: int, call_id: str) -> str:
         snapshot = self.decoder.finish().message
@@ -133,36 +130,34 @@ class Relay:
         self.ids[call_id] = packed
         return packed
 
-    def _done(self, response: Response) -> list[_Wire]:
+    def _done(self, response: Response) -> list[WireEvent]:
         if response.usage is not None:
             self.tokens = (response.usage.input_tokens, response.usage.output_tokens)
         view = client_view(response, self.model, self.foreign)
         reply, self._token, dropped = pack_stream_reply(view, self.protocol.name, self.ids)
         self.dropped.extend(dropped)
-        return self._plain(self.encoder.feed(Done(reply)))
+        return self.encoder.feed(Done(reply))
 
-    def _plain(self, events: Iterable[WireEvent]) -> list[_Wire]:
-        return [(e.data, e.event) for e in events]
-
-    def _frames(self, wire: list[_Wire]) -> bytes:
+    def _frames(self, wire: list[WireEvent]) -> bytes:
         if self.carrier == "thinking":
             wire = self._inject(wire)
-        if self.namespaces:
-            wire = [(split_names(data, self.namespaces), event) for data, event in wire]
-        return b"".join(frame(self.protocol, data, event) for data, event in wire)
+        if self.namespaces:  # the names change: the events are written again
+            wire = [WireEvent(split_names(w.data, self.namespaces), w.event) for w in wire]
+        protocol = self.protocol
+        return b"".join(frame(protocol, w.data, w.event, w.text) for w in wire)
 
-    def _inject(self, wire: list[_Wire]) -> list[_Wire]:
+    def _inject(self, wire: list[WireEvent]) -> list[WireEvent]:
         """Count Anthropic content blocks; put the packed context in a last one, before `message_delta`."""
-        out: list[_Wire] = []
-        for data, event in wire:
-            kind = data.get("type")
+        out: list[WireEvent] = []
+        for w in wire:
+            kind = w.data.get("type")
             if kind == "content_block_start":
-                self._blocks = max(self._blocks, int(data.get("index", 0)) + 1)
+                self._blocks = max(self._blocks, int(w.data.get("index", 0)) + 1)
             if kind == "message_delta" and self._token is not None:
                 block = {"type": "redacted_thinking", "data": self._token}
                 start = {"type": "content_block_start", "index": self._blocks, "content_block": block}
-                out.append((start, "content_block_start"))
-                out.append(({"type": "content_block_stop", "index": self._blocks}, "content_block_stop"))
+                out.append(WireEvent(start, "content_block_start"))
+                out.append(WireEvent({"type": "content_block_stop", "index": self._blocks}, "content_block_stop"))
                 self._token = None
-            out.append((data, event))
+            out.append(w)
         return out

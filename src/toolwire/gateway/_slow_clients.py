@@ -21,10 +21,16 @@ DEFAULT_HEADER_TIMEOUT = 15.0
 
 
 class HeaderDeadline:
-    """Mixed into an uvicorn HTTP protocol: closes a connection whose request headers take too long."""
+    """Mixed into an uvicorn HTTP protocol: closes a connection whose request headers take too long.
+
+    One timer per connection, not one per request: between requests only the deadline moves,
+    and a timer that fires early (the connection served requests meanwhile) is set again for
+    the deadline then in force.
+    """
 
     header_timeout = DEFAULT_HEADER_TIMEOUT
     _header_timer: Any = None
+    _header_due: float | None = None  # when the headers awaited now are late; None: none awaited
     _waiting_on: Any = None
     cycle: Any
     loop: Any
@@ -37,7 +43,10 @@ class HeaderDeadline:
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Stop the clock."""
-        self._disarm()
+        self._header_due = None
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
         super().connection_lost(exc)  # type: ignore[misc]
 
     def data_received(self, data: bytes) -> None:
@@ -52,21 +61,23 @@ class HeaderDeadline:
         self._disarm_on_new_request()
 
     def _arm(self) -> None:
-        self._disarm()
         self._waiting_on = self.cycle
-        self._header_timer = self.loop.call_later(self.header_timeout, self._headers_too_slow)
-
-    def _disarm(self) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
+        self._header_due = self.loop.time() + self.header_timeout
+        if self._header_timer is None:
+            self._header_timer = self.loop.call_at(self._header_due, self._headers_too_slow)
 
     def _disarm_on_new_request(self) -> None:
         if self.cycle is not self._waiting_on:
-            self._disarm()
+            self._header_due = None
 
     def _headers_too_slow(self) -> None:
         self._header_timer = None
+        due = self._header_due
+        if due is None:  # no headers awaited: the next wait sets the timer again
+            return
+        if self.loop.time() < due:
+            self._header_timer = self.loop.call_at(due, self._headers_too_slow)
+            return
         if not self.transport.is_closing():
             self.transport.close()
 

@@ -17,6 +17,9 @@ __all__ = ["connections", "post_request"]
 _BUILT_BY_HTTPX2 = frozenset({"host", "content-length", "transfer-encoding"})
 
 
+_IDLE = 512  # idle upstream connections a gateway route keeps (a burst of 1,000 streams leaves at most this many)
+
+
 def connections(*, verify: ssl.SSLContext, limits: httpx2.Limits) -> httpx2.AsyncBaseTransport | None:
     """HTTP/1.1 on httptools where it is installed (the `serve` extra), else httpcore2 on asyncio.
 
@@ -32,6 +35,15 @@ def connections(*, verify: ssl.SSLContext, limits: httpx2.Limits) -> httpx2.Asyn
         if exc.name != "httptools":
             raise
         return fallback
+    if limits.max_connections is None:
+        # No cap on connections (a gateway's routes): keep up to `_IDLE` idle ones, so 64 clients reuse
+        # 64 upstream connections instead of opening 44 anew for each round of requests. This pool takes
+        # the newest idle connection without probing the others, so keeping many costs nothing per
+        # request (httpcore2 probes each one, hence its cap of 20); they close when idle past
+        # `keepalive_expiry`.
+        limits = httpx2.Limits(
+            max_connections=None, max_keepalive_connections=_IDLE, keepalive_expiry=limits.keepalive_expiry
+        )
     return Http1Transport(verify=verify, limits=limits, fallback=fallback)
 
 

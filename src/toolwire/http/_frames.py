@@ -14,8 +14,8 @@ import asyncio
 import builtins
 import json
 import time
-from collections.abc import AsyncIterable, AsyncIterator
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from toolwire.errors import ToolwireError
 from toolwire.http._failures import Failures
@@ -39,7 +39,6 @@ class _EndOfStream:
 END_OF_STREAM: Final = _EndOfStream()
 """Yielded by `HttpTransport.stream` for OpenAI's `data: [DONE]` marker."""
 
-_T = TypeVar("_T")
 Frame: TypeAlias = dict[str, Any] | _EndOfStream
 
 _DRAIN_SECONDS = 0.1  # how long a finished stream may take to end its body and keep its connection
@@ -50,13 +49,18 @@ MAX_EVENT_BYTES = 16 * 1024 * 1024
 
 def read_frames(
     response: httpx2.Response, framing: Framing, failures: Failures, ends_at: float | None
-) -> AsyncIterator[Frame]:
-    """The frames of a streamed reply: parsed events, plus `END_OF_STREAM` for `[DONE]`."""
+) -> AsyncGenerator[list[Frame], None]:
+    """The frames of a streamed reply, one list per piece of the body that completed any.
+
+    Frames are parsed events, plus `END_OF_STREAM` for `[DONE]`. Grouped as the network
+    delivered them, so a relay can write what arrived together in one write; nothing waits
+    for a later piece.
+    """
     frames = _sse_frames if framing == "sse" else _ndjson_frames
     return frames(response, failures, ends_at)
 
 
-async def drain(frames: AsyncIterator[Frame]) -> None:
+async def drain(frames: AsyncIterator[list[Frame]]) -> None:
     """Read the little a stream sends after its end marker, so its connection goes back to the pool.
 
     A reader stops at `[DONE]` (or `message_stop`) before the body's own end (the chunked
@@ -72,102 +76,177 @@ async def drain(frames: AsyncIterator[Frame]) -> None:
         pass
 
 
-async def _capped_lines(response: httpx2.Response) -> AsyncIterator[str | None]:
-    """NDJSON lines, each at most `MAX_EVENT_BYTES`; `None` marks a longer one (memory stays bounded)."""
-    buffer = bytearray()
-    async for chunk in response.aiter_bytes():
-        buffer.extend(chunk)
-        while (end := buffer.find(b"\n")) >= 0:
-            yield buffer[:end].decode("utf-8", "replace")
-            del buffer[: end + 1]
-        if len(buffer) > MAX_EVENT_BYTES:
-            yield None
+class _Stall:
+    """The stream's idle timeout and deadline: one timer per stream, not a timeout scope per event.
+
+    Each event must arrive within `timeout` of the read that waits for it, and before the
+    deadline. The read timeout alone is reset by any byte, so a server that sends only
+    keep-alive comments would hold a dead stream open forever. The deadline is checked here,
+    in whatever task reads the event, because the transport's deadline scope can cancel only
+    the task that opened the stream. The timer is armed once; when it fires while events
+    keep coming it is armed again for the wait in progress, and it cancels the reading task
+    only while that task waits for the body.
+    """
+
+    def __init__(self, failures: Failures, ends_at: float | None) -> None:
+        self._failures = failures
+        self._ends_at = ends_at
+        self._since = time.monotonic()
+        self._task: asyncio.Task[Any] | None = None
+        self._cancelling = 0
+        self._handle: asyncio.TimerHandle | None = None
+        self._fired: ToolwireError | None = None
+
+    def expect(self) -> None:
+        """The last event was handed on: the next one is due within the timeout from now."""
+        self._since = time.monotonic()
+
+    async def read(self, chunks: AsyncIterator[bytes]) -> bytes | None:
+        """The body's next piece, or `None` at its end; a stall or the deadline raises its error."""
+        task = self._task = asyncio.current_task()
+        assert task is not None
+        self._cancelling = task.cancelling()
+        if self._handle is None:
+            self._arm()
+        try:
+            return await anext(chunks)
+        except StopAsyncIteration:
+            return None
+        except asyncio.CancelledError:
+            if self._fired is not None and task.uncancel() <= self._cancelling:
+                raise self._fired from None
+            raise
+        finally:
+            self._task = None
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _due(self) -> float | None:
+        timeout = self._failures.timeout
+        due = None if timeout is None else self._since + timeout
+        if self._ends_at is not None and (due is None or self._ends_at < due):
+            due = self._ends_at
+        return due
+
+    def _arm(self) -> None:
+        due = self._due()
+        if due is not None:
+            self._handle = asyncio.get_running_loop().call_later(max(0.0, due - time.monotonic()), self._check)
+
+    def _check(self) -> None:
+        self._handle = None
+        task = self._task
+        if task is None:  # between reads: the next read arms it again
             return
-    if buffer:
-        yield buffer.decode("utf-8", "replace")
+        due = self._due()
+        now = time.monotonic()
+        if due is not None and now < due:
+            self._arm()
+            return
+        failures = self._failures
+        if self._ends_at is not None and now >= self._ends_at:
+            self._fired = failures.deadline_error()
+        else:
+            stalled = f"stalled: no event for {failures.timeout:g}s (keep-alives do not count)"
+            self._fired = failures.scrub(failures.stream_error(stalled))
+        task.cancel()
 
 
-async def _sse_data(response: httpx2.Response) -> AsyncIterator[str]:
-    """The data of each server-sent event in the body, as the events complete."""
-    reader = SseReader(MAX_EVENT_BYTES)
-    async for chunk in response.aiter_bytes():
-        for data in reader.feed(chunk):
-            yield data
-
-
-async def _sse_frames(response: httpx2.Response, failures: Failures, ends_at: float | None) -> AsyncIterator[Frame]:
+async def _sse_frames(
+    response: httpx2.Response, failures: Failures, ends_at: float | None
+) -> AsyncGenerator[list[Frame], None]:
     import httpx2
 
     media_type = response.headers.get("content-type", "").partition(";")[0].strip()
     if media_type.lower() != "text/event-stream":
         error = f"is not a valid event stream: its content type is {media_type!r}, not 'text/event-stream'"
         raise failures.scrub(failures.stream_error(error))
+    reader = SseReader(MAX_EVENT_BYTES)
+    stall = _Stall(failures, ends_at)
+    chunks = response.aiter_bytes()
     try:
-        async for data in _within_idle_timeout(_sse_data(response), failures, ends_at):
-            data = data.strip()
-            if not data:
-                continue
-            if data == "[DONE]":
-                yield END_OF_STREAM
-                continue
-            yield _parse_frame(data, failures)
+        while (chunk := await stall.read(chunks)) is not None:
+            batch: list[Frame] = []
+            try:
+                for text in reader.feed(chunk):
+                    if data := text.strip():
+                        batch.append(END_OF_STREAM if data == "[DONE]" else _parse_frame(data, failures))
+            finally:
+                if batch:  # the events before a bad one are read first, as they came
+                    yield batch
+                    stall.expect()
     except SseEventTooLarge as exc:
         raise failures.scrub(failures.stream_error(f"is not a valid event stream: {exc}")) from exc
     except httpx2.TimeoutException as exc:
         raise failures.scrub(failures.transport_error(exc)) from exc
     except httpx2.HTTPError as exc:
         raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
+    finally:
+        stall.close()
+        await _aclose(chunks)
 
 
-async def _ndjson_frames(response: httpx2.Response, failures: Failures, ends_at: float | None) -> AsyncIterator[Frame]:
+async def _ndjson_frames(
+    response: httpx2.Response, failures: Failures, ends_at: float | None
+) -> AsyncGenerator[list[Frame], None]:
     import httpx2
 
+    stall = _Stall(failures, ends_at)
+    chunks = response.aiter_bytes()
+    buffer = bytearray()
     try:
-        async for line in _within_idle_timeout(_capped_lines(response), failures, ends_at):
-            if line is None:
+        while (chunk := await stall.read(chunks)) is not None:
+            buffer.extend(chunk)
+            batch: list[Frame] = []
+            try:
+                while (end := buffer.find(b"\n")) >= 0:
+                    line = buffer[:end].decode("utf-8", "replace")
+                    del buffer[: end + 1]
+                    if line.strip():
+                        batch.append(_parse_frame(line, failures))
+            finally:
+                if batch:  # the lines before a bad one are read first, as they came
+                    yield batch
+                    stall.expect()
+            if len(buffer) > MAX_EVENT_BYTES:  # memory stays bounded
                 raise failures.scrub(failures.stream_error(f"sent a line longer than {MAX_EVENT_BYTES} bytes"))
-            if line.strip():
-                yield _parse_frame(line, failures)
+        if buffer.strip():
+            yield [_parse_frame(buffer.decode("utf-8", "replace"), failures)]
     except httpx2.TimeoutException as exc:
         raise failures.scrub(failures.transport_error(exc)) from exc
     except httpx2.HTTPError as exc:
         raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
+    finally:
+        stall.close()
+        await _aclose(chunks)
 
 
-async def _within_idle_timeout(
-    events: AsyncIterable[_T], failures: Failures, ends_at: float | None
-) -> AsyncIterator[_T]:
-    """Each event must arrive within `timeout` of the last one, and before the deadline.
+async def _aclose(chunks: AsyncIterator[bytes]) -> None:
+    """Close the body's iterator here, rather than leave it to the event loop's finalizer (a task each)."""
+    close = getattr(chunks, "aclose", None)
+    if close is not None:
+        await close()
 
-    The read timeout alone is reset by any byte, so a server that sends only keep-alive
-    comments holds a dead stream open forever. The deadline is checked here, in whatever
-    task reads the event, because the transport's deadline scope can cancel only the task
-    that opened the stream.
-    """
-    iterator = aiter(events)
-    while True:
-        wait, by_deadline = failures.timeout, False
-        if ends_at is not None:
-            left = max(0.0, ends_at - time.monotonic())
-            if wait is None or left < wait:
-                wait, by_deadline = left, True
-        try:
-            async with asyncio.timeout(wait):
-                event = await anext(iterator)
-        except StopAsyncIteration:
-            return
-        except builtins.TimeoutError:
-            if by_deadline:
-                raise failures.deadline_error() from None
-            raise failures.scrub(
-                failures.stream_error(f"stalled: no event for {failures.timeout:g}s (keep-alives do not count)")
-            ) from None
-        yield event
+
+# What `json.loads` ends in, without its three Python layers (untyped, hence getattr).
+_scan: Any = getattr(json.decoder.JSONDecoder(), "scan_once")  # noqa: B009
+
+
+def _loads(data: str) -> Any:
+    """`json.loads(data)`: the scanner alone for an event that is one JSON value and nothing else."""
+    try:
+        value, end = _scan(data, 0)
+    except StopIteration:
+        end = -1
+    return value if end == len(data) else json.loads(data)  # whitespace around it, or an error to raise
 
 
 def _parse_frame(data: str, failures: Failures) -> dict[str, Any]:
     try:
-        value = json.loads(data)
+        value = _loads(data)
     except (ValueError, RecursionError):
         value = None
     if not isinstance(value, dict):

@@ -69,8 +69,12 @@ class SseReader:
 
 def _data(block: bytes) -> str | None:
     """The data of one event (its lines without the blank line), or None when it has no data line."""
-    if block.startswith(b"data: ") and b"\n" not in block:  # what every provider sends
+    if block.startswith(b"data: ") and b"\n" not in block:  # what most providers send
         return block[6:].decode("utf-8", "replace")
+    if block.startswith(b"event:"):  # Anthropic and Responses name each event: one line before the data
+        name_end = block.find(b"\n")
+        if block.startswith(b"data: ", name_end + 1) and block.find(b"\n", name_end + 1) < 0:
+            return block[name_end + 7 :].decode("utf-8", "replace")
     lines = [value for name, _, value in (line.partition(b":") for line in block.split(b"\n")) if name == b"data"]
     if not lines:
         return None

@@ -18,7 +18,7 @@ import ssl
 import time
 import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolwire.codecs.common.wire import dumps
@@ -138,6 +138,23 @@ class HttpTransport:
             self._pools[loop] = pool
         return pool
 
+    def warm_up(self) -> None:
+        """Build what the first request builds, short of connecting (a server warms before it serves).
+
+        The HTTP stack's imports and the TLS context once per process; inside an event loop,
+        that loop's pool too.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            import httpx2
+
+            from toolwire.http._connections import connections
+
+            connections(verify=_ssl_context(), limits=httpx2.Limits())  # imports the transports
+            return
+        self._pool()
+
     async def aclose(self) -> None:
         """Close the connection pool of the running event loop."""
         pool = self._pools.pop(asyncio.get_running_loop(), None)
@@ -187,16 +204,19 @@ class HttpTransport:
     @asynccontextmanager
     async def stream(
         self, url: str, body: dict[str, Any], framing: Framing
-    ) -> AsyncIterator[tuple[AsyncIterator[Frame], str | None]]:
+    ) -> AsyncIterator[tuple[AsyncIterator[list[Frame]], str | None]]:
         """POST `body` and yield `(frames, request_id)`: parsed events, plus `END_OF_STREAM` for `[DONE]`.
+
+        The frames come in lists, one per piece of the body that completed any (`read_frames`).
 
         Retries happen only while connecting and on an error status, before any event is read.
         """
         async with self._overall() as ends_at, self._send(url, body, stream=True, ends_at=ends_at) as response:
             request_id = request_id_from(response.headers)
             reader = read_frames(response, framing, self._failures, ends_at)
-            yield reader, request_id
-            await drain(reader)
+            async with aclosing(reader):  # closed here, not by the event loop's finalizer (a task each)
+                yield reader, request_id
+                await drain(reader)
 
     @asynccontextmanager
     async def forward(

@@ -100,4 +100,6 @@ class AnthropicStreamEncoder(SegmentedEncoder):
         return [_event(delta), _event({"type": "message_stop"})]
 
     def _delta(self, segment: Segment, delta: dict[str, Any]) -> WireEvent:
-        return _event({"type": "content_block_delta", "index": segment.position, "delta": delta})
+        data = {"type": "content_block_delta", "index": segment.position, "delta": delta}
+        text = f'{{"type":"content_block_delta","index":{segment.position},"delta":{dumps(delta)}}}'
+        return WireEvent(data, "content_block_delta", text)

@@ -111,6 +111,18 @@ class GuardedDecoder:
         with _boundary(self._codec, "stream", None):
             return _checked(self._codec, "stream", None, self._decoder.finish())
 
+    def so_far(self) -> Response:
+        """The reply so far, for a look while the stream goes on: `finish` without the final checks.
+
+        A relay packing a call's context into its id looks once per call; the reply is checked
+        whole at its end. What the codec cannot build is `finish`'s error.
+        """
+        try:
+            response: Response = self._decoder.finish()
+        except Exception:
+            return self.finish()
+        return response
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._decoder, name)
 

@@ -40,10 +40,15 @@ Kind = Literal["text", "thinking", "call"]
 
 @dataclass(frozen=True, slots=True)
 class WireEvent:
-    """One event of a protocol's stream: the JSON `data` and, where the protocol names events, `event`."""
+    """One event of a protocol's stream: the JSON `data` and, where the protocol names events, `event`.
+
+    `text`, when an encoder sets it, is `data` already written as `dumps` writes it: an encoder
+    that repeats the same fields in every event writes them once, and a relay frames the text.
+    """
 
     data: dict[str, Any]
     event: str | None = None
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -217,6 +222,8 @@ class SegmentedEncoder(ABC):
 
     def _release(self, *, hold: bool = False) -> list[WireEvent]:
         """Send the held deltas now (`hold`: those of calls still behind an unfinished one wait again)."""
+        if not self._held_calls:  # nearly always: this runs before every text and thinking delta
+            return []
         held, self._held_calls = _by_call(self._held_calls), []
         out: list[WireEvent] = []
         for event in held:

@@ -22,6 +22,17 @@ __all__ = [
 
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# The C encoder `_compact.encode` builds on every call, built once: a gateway writes one JSON
+# object per stream event, and that per-call set-up was a third of writing a small one. Without
+# the circular-reference markers (the JSON a codec writes comes from parsed JSON or dataclasses,
+# never a cycle); a cycle still raises `_compact`'s own ValueError, through the fallback below.
+_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+_c_strings: Any = getattr(json.encoder, "c_encode_basestring", None)
+_fast = (
+    None
+    if _c_encoder is None or _c_strings is None
+    else _c_encoder(None, _compact.default, _c_strings, None, ":", ",", False, False, True)
+)
 
 
 def dumps(value: Any) -> str:
@@ -31,7 +42,10 @@ def dumps(value: Any) -> str:
     as its `\uXXXX` escape, so the text always encodes as UTF-8 and the receiver reads back
     the very string that was decoded: nothing is lost, nothing is refused.
     """
-    text = _compact.encode(value)
+    try:
+        text = "".join(_fast(value, 0)) if _fast is not None else _compact.encode(value)
+    except RecursionError:  # a cycle, or nesting past the stack: the encoder's own error, as before
+        text = _compact.encode(value)
     if text.isascii() or _SURROGATE.search(text) is None:
         return text
     return _SURROGATE.sub(_escape, text)  # outside strings JSON text has no such character

@@ -34,6 +34,7 @@ class OpenAIStreamEncoder(SegmentedEncoder):
         self._head.update(object="chat.completion.chunk", created=int(time.time()))
         if self.model is not None:
             self._head["model"] = self.model
+        self._head_text: str | None = None
 
     def start(self) -> list[WireEvent]:
         return [self._chunk({"role": "assistant", "content": ""})]
@@ -82,4 +83,7 @@ class OpenAIStreamEncoder(SegmentedEncoder):
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> WireEvent:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return WireEvent({**self._head, "choices": [choice]})
+        if self._head_text is None:  # the fields every chunk repeats, written once
+            self._head_text = dumps(self._head)[:-1] + ',"choices":[{"index":0,"delta":'
+        text = f'{self._head_text}{dumps(delta)},"logprobs":null,"finish_reason":{dumps(finish)}}}]}}'
+        return WireEvent({**self._head, "choices": [choice]}, text=text)
