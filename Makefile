@@ -65,11 +65,14 @@ lint: $(VENV)/.dev
 	$(VENV)/bin/mypy --strict src/
 
 # The decoders under a long mutation fuzz (the suite runs 5,000 inputs per codec; this 200,000),
-# then what decoded re-encoded by all five codecs (the suite runs 300 per codec; this 20,000).
+# then what decoded re-encoded by all five codecs (the suite runs 300 per codec; this 20,000);
+# the file tools against directory swaps; hostile upstreams (nesting, cut strings, garbage, resets,
+# extreme headers and Retry-After values, random cuts) through every tool mode and both gateway paths.
 fuzz: $(VENV)/.dev
 	$(PY) -m tests.codecs._fuzz --count 200000
 	$(PY) -m tests.codecs._fuzz --count 20000 --reencode
-	TOOLWIRE_RACE_SWAPS=50000 $(PY) -m pytest -q tests/stdtools/test_hostile.py -k swapping
+	TOOLWIRE_RACE_SWAPS=50000 $(PY) -m pytest -q tests/stdtools/test_hostile.py -k "swapping or swapped"
+	TOOLWIRE_HOSTILE_ROUNDS=400 $(PY) -m pytest -q tests/gateway/test_hostile_upstreams.py
 
 # Benchmarks side by side with the peers (LiteLLM, Pydantic AI, LangChain, OpenAI Agents) in their own venv.
 bench:

@@ -212,6 +212,27 @@ def test_route_tables_are_read_in_order(tmp_path: Path) -> None:
             "got 'json' (a string).",
         ),
         ('route = "x"\n', "'route' in {path!r} must be an array of tables ([[route]]), got 'x' (a string)."),
+        (
+            '[[route]]\nmodel = "x"\nstrategy = "balance"\n[[route.targets]]\ntarget = "ollama:a"\nweight = inf\n',
+            "[[route]] 1 in {path!r}: Target 'ollama:a': weight must be a number from more than 0 to 1e+06, got inf.",
+        ),
+        (
+            '[[route]]\nmodel = "x"\n[[route.targets]]\ntarget = "ollama:a"\nweight = 1e308\n',
+            "[[route]] 1 in {path!r}: Target 'ollama:a': weight must be a number from more than 0 to 1e+06, "
+            "got 1e+308.",
+        ),
+        (
+            '[[route]]\nmodel = "x"\ntarget = "ollama:q"\ncooldown = 1e300\n',
+            "[[route]] 1 in {path!r}: Route 'x': cooldown must be a number from 0 to 3600, got 1e+300.",
+        ),
+        (
+            '[[route]]\nmodel = "x"\ntarget = "ollama:q"\ncooldown = nan\n',
+            "'cooldown' of [[route]] 1 in {path!r} must be a number of seconds > 0, got nan (a number).",
+        ),
+        (
+            '[[route]]\nmodel = "x"\ntarget = "ollama:q"\ntimeout = inf\n',
+            "[[route]] 1 in {path!r}: Route 'x': timeout must be a number from more than 0 to 3600, got inf.",
+        ),
     ],
 )
 def test_bad_route_tables_name_the_key_and_the_file(tmp_path: Path, text: str, message: str) -> None:
@@ -229,6 +250,12 @@ def test_the_route_tables_accept_exactly_the_declared_fields() -> None:
 
     assert list(config._ROUTE) == [f.name for f in fields(RouteSettings)]
     assert list(config._TARGET) == [f.name for f in fields(TargetSettings)]
+
+
+def test_the_default_time_to_first_byte_is_well_under_the_sdks_600_s() -> None:
+    from toolwire.routes import RouteSettings, TargetSettings
+
+    assert RouteSettings("m", "ollama:q").timeout == TargetSettings("ollama:q").timeout == 120.0
 
 
 def test_a_route_timeout_reaches_its_targets(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire.errors import AuthenticationError
+from toolwire.http import redact_urls
 from toolwire.providers import PROVIDERS, Provider
 
 __all__ = [
@@ -107,11 +108,18 @@ def api_root(provider: Provider, base_url: str) -> str:
     """The URL the provider's paths go below: `base_url`, plus the version its SDK would add.
 
     Raises:
-        ValueError: When `base_url` is not an http(s) URL with a host.
+        ValueError: When `base_url` is not an http(s) URL with a host, or carries a query string or
+            fragment (the provider's paths would land inside it: `/v1?token=X/chat/completions`).
     """
     parts = urllib.parse.urlsplit(base_url)
+    shown = redact_urls(base_url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"base_url {base_url!r} for {provider.name} is not an http(s) URL; {provider.address_hint()}.")
+        raise ValueError(f"base_url {shown!r} for {provider.name} is not an http(s) URL; {provider.address_hint()}.")
+    if parts.query or parts.fragment or base_url.rstrip().endswith(("?", "#")):
+        raise ValueError(
+            f"base_url {shown!r} for {provider.name} has a query string or fragment, which the request paths "
+            "would be appended to; remove it and pass a token as the API key (api_key_env) instead."
+        )
     root = base_url.rstrip("/")
     if provider.version_segment and not _VERSION.search(parts.path.rstrip("/")):
         root += provider.version_segment

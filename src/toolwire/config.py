@@ -321,9 +321,6 @@ def _mcp_table(table: dict[str, Any], index: int, path: Path) -> McpServerSettin
     )
 
 
-_S = TypeVar("_S", RouteSettings, TargetSettings)
-
-
 def _routes(tables: Any, path: Path) -> list[RouteSettings]:
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
         raise ConfigError(f"'route' in {str(path)!r} must be an array of tables ([[route]]), got {_shown(tables)}.")
@@ -351,8 +348,11 @@ def _routes(tables: Any, path: Path) -> list[RouteSettings]:
     return routes
 
 
+_S = TypeVar("_S", RouteSettings, TargetSettings)
+
+
 def _settings(kind: type[_S], values: dict[str, Any], where: str) -> _S:
-    """The settings, or a `ConfigError` naming the table when they do not hold together."""
+    """The settings, or a `ConfigError` naming the table for a value out of range (`weight = inf`)."""
     try:
         return kind(**values)
     except ValueError as exc:

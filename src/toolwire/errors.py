@@ -41,8 +41,8 @@ class ToolwireError(Exception):
         status: The HTTP status code, if the error came from a response.
         request_id: The provider's request id, if the response carried one.
         body: The parsed error body from the provider, if any.
-        retry_after_header: The provider's `Retry-After` header as sent (seconds or an HTTP
-            date), if any, so a proxy can hand it on unchanged.
+        retry_after_header: The provider's `Retry-After` (or `retry-after-ms`), read within
+            bounds and written as whole seconds, if it gave a usable one, so a proxy can hand it on.
     """
 
     retry_after_header: str | None = None

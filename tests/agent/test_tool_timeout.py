@@ -171,3 +171,27 @@ async def test_cancelling_a_run_does_not_wait_for_a_tool_that_swallows_cancellat
     released.set()
     assert result.stop_reason == "cancelled"
     assert [r.result.value for r in result.calls] == ["Cancelled before it finished: the run was stopped."]
+
+
+def test_run_sync_returns_though_a_tool_swallows_cancellation() -> None:
+    import threading
+
+    released = threading.Event()
+
+    @tool(risk="low", timeout=0.2)
+    async def stubborn() -> str:
+        """Swallows every cancellation until the test has its result."""
+        while not released.is_set():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(0.05)
+        return "unreachable"
+
+    results = []
+    runner = threading.Thread(target=lambda: results.append(Agent(two_calls("stubborn"), [stubborn]).run_sync("go")))
+    runner.start()
+    runner.join(120)  # before: asyncio.run waited for the stubborn tool at the end, forever
+    finished = not runner.is_alive()
+    released.set()
+    runner.join(60)
+    assert finished
+    assert [r.result.kind for r in results[0].calls] == ["error"]

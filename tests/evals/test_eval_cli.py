@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import signal
 import struct
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.cli.test_cli import cli_env
-from toolwire.testing import ScriptedServer, Turn, reply
+from toolwire.testing import ErrorReply, ScriptedServer, Turn, reply
 from toolwire.types import Request, SystemMessage, ToolCall
 
 AREA = {
@@ -104,10 +107,11 @@ def play_model(request: Request) -> Turn:
 
 
 def toolwire_eval(
-    server: ScriptedServer | None, cwd: Path, *args: str, env: dict[str, str] | None = None
+    server: ScriptedServer | str | None, cwd: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`toolwire eval bfcl` with the server as the model (`None`: no provider or model given)."""
-    at = [] if server is None else ["--provider", "openai", "--model", "m", "--base-url", server.base_url + "/v1"]
+    """`toolwire eval bfcl` with the server (or a URL) as the model (`None`: no provider or model given)."""
+    url = server if isinstance(server, str) or server is None else server.base_url
+    at = [] if url is None else ["--provider", "openai", "--model", "m", "--base-url", url + "/v1"]
     return subprocess.run(
         [sys.executable, "-m", "toolwire.cli", "eval", "bfcl", *at, *args],
         cwd=cwd,
@@ -267,3 +271,74 @@ async def test_in_text_mode_a_reply_without_a_call_parsed_nothing_unless_none_wa
     declined = await run_case(ScriptedModel([prose]), irrelevant, "text")
     assert (asked.parsed, asked.correct) == (False, False)
     assert (declined.parsed, declined.correct) == (True, True)
+
+
+@pytest.mark.parametrize("upstream", ["always-500", "unreachable"])
+def test_infrastructure_failures_are_counted_apart_and_exit_non_zero(tmp_path: Path, upstream: str) -> None:
+    data = write_data(tmp_path / "data")
+    with ScriptedServer(lambda request: ErrorReply(status=500, message="down")) as server:
+        url = server.base_url
+        if upstream == "always-500":
+            done = toolwire_eval(server, tmp_path, "--data-dir", str(data), "--json", "out.json")
+    if upstream == "unreachable":  # where the server was: nothing listens there now
+        done = toolwire_eval(url, tmp_path, "--data-dir", str(data), "--json", "out.json")
+    assert done.returncode == 1  # before: 0, with a 0 % table
+    report = json.loads((tmp_path / "out.json").read_text())
+    overall = report["summary"][-1]
+    assert (overall["cases"], overall["failed"], overall["correct"], overall["accuracy"]) == (5, 5, 0, 0.0)
+    assert "toolwire eval: 5 of 5 cases failed for infrastructure reasons and are not scored (first: " in done.stderr
+    assert "failed" in done.stdout
+
+
+def test_a_corrupt_data_file_and_empty_or_repeated_categories_are_said_plainly(tmp_path: Path) -> None:
+    data = write_data(tmp_path / "data")
+    with ScriptedServer(play_model) as server:
+        repeated = toolwire_eval(
+            server, tmp_path, "--data-dir", str(data), "--categories", "parallel,parallel", "--json", "out.json"
+        )
+        empty = toolwire_eval(server, tmp_path, "--data-dir", str(data), "--categories", " , ")
+        corrupt_file = data / "BFCL_v4_parallel.json"
+        corrupt_file.write_text('{"id": "parallel_0"\n', encoding="utf-8")
+        corrupt = toolwire_eval(server, tmp_path, "--data-dir", str(data), "--categories", "parallel")
+    assert repeated.returncode == 0, repeated.stderr
+    assert [s["cases"] for s in json.loads((tmp_path / "out.json").read_text())["summary"]] == [1, 1]  # once, not twice
+    assert (empty.returncode, empty.stderr) == (
+        2,
+        "toolwire: error: --categories names no category (' , '); give one or more, comma-separated.\n",
+    )
+    assert corrupt.returncode == 2
+    assert corrupt.stderr.startswith(f"toolwire: error: BFCL data file '{corrupt_file}' line 1 is not JSON (")
+
+
+def test_ctrl_c_keeps_the_cases_that_finished(tmp_path: Path) -> None:
+    data = write_data(tmp_path / "data")
+    held = threading.Event()
+    asked: list[int] = []
+
+    def slow_third(request: Request) -> Turn:
+        asked.append(1)
+        if len(asked) == 3:
+            held.set()
+            time.sleep(60)  # the third case never answers in time: the user presses Ctrl-C
+        return play_model(request)
+
+    at = ["--data-dir", str(data), "--json", "out.json", "--categories", "simple_python,multiple,parallel"]
+    with ScriptedServer(slow_third) as server:
+        base = ["--provider", "openai", "--model", "m", "--base-url", server.base_url + "/v1"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "toolwire.cli", "eval", "bfcl", *base, *at],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=cli_env(tmp_path),
+        )
+        assert held.wait(120)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    report = json.loads((tmp_path / "out.json").read_text())  # before: nothing written
+    assert [r["id"] for r in report["results"]] == ["simple_python_0", "simple_python_1"]
+    assert "toolwire eval: interrupted after 2 of 4 cases." in stderr
+    assert "simple_python" in stdout

@@ -33,6 +33,7 @@ class Gateway:
     """A running gateway: its URL and the thread serving it."""
 
     def __init__(self, app: Any) -> None:
+        self.app = app
         # IPPROTO_TCP named: asyncio turns Nagle off only then (40 ms a request otherwise)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -19,7 +19,7 @@ from toolwire.gateway import create_app
 from toolwire.gateway._errors import GatewayError
 from toolwire.gateway._limits import DEFAULT_MAX_BODY_BYTES, MAX_BODY_DEPTH, parse_json
 from toolwire.gateway._slow_clients import header_deadline_protocol
-from toolwire.testing import RawReply, ScriptedServer
+from toolwire.testing import RawReply, ScriptedServer, reply
 
 PROTOCOLS = list(VALID)
 OTHER_PROTOCOLS = [p for p in PROTOCOLS if p != "openai"]  # the route's upstream speaks openai
@@ -202,3 +202,22 @@ def test_connections_that_never_finish_their_headers_are_closed_and_others_serve
         writer.join(timeout=60)
         with httpx2.Client(timeout=30) as keep_alive:  # a normal keep-alive client is untouched
             assert [keep_alive.get(gateway.url + "/health").status_code for _ in range(3)] == [200] * 3
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("name", ["x\r\ny", "x\ny", "x\x00y", "x\ry"])
+def test_a_field_name_with_control_characters_is_answered_and_named_escaped(
+    gateway: Gateway, http: httpx2.Client, upstreams: dict[str, ScriptedServer], name: str, stream: bool
+) -> None:
+    upstreams["anthropic"].add(reply("answered"))
+    body = {"model": "to-anthropic", "messages": [{"role": "user", "content": "hi"}], name: 1, "stream": stream}
+    response = http.post(gateway.url + "/v1/chat/completions", json=body)  # before: no reply at all
+    assert response.status_code == 200
+    assert response.headers["x-toolwire-dropped"] == "openai:" + name.encode("unicode_escape").decode()
+
+
+def test_a_trailing_slash_is_a_404_not_a_redirect_to_the_clients_host(gateway: Gateway, http: httpx2.Client) -> None:
+    path, body = VALID["openai"]
+    response = http.post(gateway.url + path + "/", json=body, headers={"host": "evil.example"})
+    assert response.status_code == 404  # before: 307 to http://evil.example/v1/chat/completions
+    assert "location" not in response.headers

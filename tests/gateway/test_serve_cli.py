@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -278,3 +283,58 @@ def test_connections_to_the_listening_socket_have_nagle_off() -> None:
             with accepted:
                 nodelay = accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
         assert (listening.proto, bool(nodelay)) == (socket.IPPROTO_TCP, True)
+
+
+def _hanging_route(tmp_path: Path) -> tuple[Path, Any]:
+    from tests.gateway.test_errors import Hanging
+
+    upstream = Hanging()
+    path = tmp_path / "toolwire.toml"
+    path.write_text(
+        f'[[route]]\nmodel = "*"\ntarget = "openai-compatible:m"\nbase_url = "http://127.0.0.1:{upstream.port}/v1"\n',
+        encoding="utf-8",
+    )
+    return path, upstream
+
+
+def _in_flight(url: str, count: int) -> list[threading.Thread]:
+    def ask() -> None:
+        with contextlib.suppress(httpx2.HTTPError):
+            httpx2.post(url + "/v1/chat/completions", json={"model": "m", "messages": []}, timeout=120)
+
+    threads = [threading.Thread(target=ask, daemon=True) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_second_signal_forces_the_exit_non_zero_without_tracebacks(tmp_path: Path, workers: str) -> None:
+    config, upstream = _hanging_route(tmp_path)
+    with ServeProcess(config, "--workers", workers) as serve:
+        threads = _in_flight(serve.url, 3)
+        assert upstream.accepted.wait(60)
+        serve.process.send_signal(signal.SIGTERM)
+        assert _refuses_connections(serve.url)  # before, with --workers 2: accepted, never answered
+        code = serve.stop(signal.SIGINT)
+    upstream.sock.close()
+    for thread in threads:
+        thread.join(60)
+    assert code == 1  # before: 0
+    assert "Traceback" not in serve.log  # before: one per request in flight, and the lifespan's
+    assert "toolwire serve: forced exit before requests in flight finished." in serve.log
+
+
+def _refuses_connections(url: str) -> bool:
+    """Whether new connections are refused once the draining gateway closed its socket (waits up to 60 s)."""
+    host, port = url.removeprefix("http://").split(":")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+        except ConnectionRefusedError:
+            return True
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return False

@@ -6,6 +6,7 @@ a real socket (`tests/gateway/conftest.py`).
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ import pytest
 
 from tests.gateway.conftest import Gateway
 from toolwire.gateway import Route, Target, create_app
-from toolwire.testing import DropStream, ErrorReply, ScriptedServer, reply
+from toolwire.testing import DropStream, ErrorReply, RawReply, ScriptedServer, reply
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 
@@ -95,8 +96,6 @@ def test_a_5xx_an_unreachable_target_and_a_stream_fall_back_too(first: ScriptedS
 
 
 def _deltas(sse: str) -> list[str]:
-    import json
-
     pieces = []
     for line in sse.splitlines():
         if line.startswith("data: {"):
@@ -183,7 +182,118 @@ def test_route_tables_with_targets_build_routes() -> None:
         ("ollama:b", 1.0, "text"),
     ]
     assert (route.target, route.strategy, route.cooldown) == ("openai:a", "balance", 5)
-    with pytest.raises(ValueError, match="weight must be a positive number"):
+    with pytest.raises(ValueError, match=r"weight must be a number from more than 0 to 1e\+06, got 0"):
         Target("openai:a", weight=0)
     with pytest.raises(ValueError, match="strategy must be one of"):
         Route("*", "openai:a", strategy="random")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "rest", "handed_on"),
+    [("1e400", 600.0, "600"), ("inf", 600.0, "600"), ("0", None, None), ("nan", None, None), ("-5", None, None)],
+)
+def test_a_retry_after_out_of_range_neither_benches_a_target_nor_turns_its_cool_down_off(
+    first: ScriptedServer, retry_after: str, rest: float | None, handed_on: str | None
+) -> None:
+    first.add(*[ErrorReply(status=429, message="busy", headers={"retry-after": retry_after})] * 3)
+    with _gateway(_openai(first, "a"), cooldown=45.0) as gateway:
+        target = gateway.app.state.gateway.router.routes[0].targets[0]
+        answers = [httpx2.post(gateway.url + "/v1/chat/completions", json=BODY, timeout=30) for _ in range(3)]
+        resting = target.resting_until - time.monotonic()
+    assert [a.status_code for a in answers] == [429] * 3
+    assert answers[0].headers.get("retry-after") == handed_on
+    # Capped at ten minutes; or, with no usable wish, the route's cool-down after the third failure.
+    assert (rest or 45.0) - 30 < resting <= (rest or 45.0)
+
+
+def test_a_target_that_never_answers_hands_the_request_on_after_its_time_to_first_byte(
+    second: ScriptedServer,
+) -> None:
+    from tests.gateway.test_errors import Hanging
+
+    silent = Hanging()
+    second.add(reply("from the second"))
+    hanging = Target("openai-compatible:silent", base_url=f"http://127.0.0.1:{silent.port}/v1", timeout=0.5)
+    try:
+        with _gateway(hanging, _openai(second, "b")) as gateway:
+            answer = httpx2.post(gateway.url + "/v1/chat/completions", json=BODY, timeout=60)
+    finally:
+        silent.sock.close()
+    assert silent.accepted.is_set()  # it was asked, and said nothing
+    assert (answer.status_code, _text(answer), answer.headers["x-toolwire-target"]) == (
+        200,
+        "from the second",
+        "openai-compatible:b",
+    )
+
+
+def test_a_passthrough_200_that_is_not_json_is_a_502_or_hands_the_request_on(
+    first: ScriptedServer, second: ScriptedServer
+) -> None:
+    first.add(*[RawReply(body="<html>nope</html>", content_type="text/html")] * 2)
+    second.add(reply("from the second"))
+    with _gateway(_openai(first, "a"), _openai(second, "b")) as gateway:  # same protocol, native: passthrough
+        answer = httpx2.post(gateway.url + "/v1/chat/completions", json=BODY, timeout=30)
+    with _gateway(_openai(first, "a")) as gateway:
+        alone = httpx2.post(gateway.url + "/v1/chat/completions", json=BODY, timeout=30)
+    assert (answer.status_code, _text(answer)) == (200, "from the second")
+    assert alone.status_code == 502
+    assert alone.json()["error"]["message"] == (
+        "The upstream failed: openai-compatible answered with a body that is not a JSON object: "
+        "b'<html>nope</html>'; check base_url points at the provider's API."
+    )
+
+
+@pytest.mark.parametrize("client", ["openai", "anthropic"])
+def test_a_stream_cut_after_its_opening_hands_the_request_on_in_passthrough_too(
+    first: ScriptedServer, second: ScriptedServer, client: str
+) -> None:
+    first.add(DropStream(response=reply("never finished"), after=1))
+    second.add(reply("streamed from the second"))
+    targets = (_openai(first, "a"), _openai(second, "b"))
+    if client == "anthropic":
+        targets = (_anthropic(first, "a"), _anthropic(second, "b"))
+    path = "/v1/chat/completions" if client == "openai" else "/v1/messages"
+    body = BODY | {"stream": True, "max_tokens": 50}
+    with _gateway(*targets) as gateway:
+        with httpx2.stream("POST", gateway.url + path, json=body, timeout=30) as answer:
+            text = answer.read().decode()
+            target = answer.headers["x-toolwire-target"]
+    assert (answer.status_code, target) == (200, targets[1].target)
+    assert "error" not in text
+    assert (first.request_count, second.request_count) == (1, 1)
+
+
+def test_a_whole_reply_the_decoder_refuses_is_a_502_and_never_asked_of_a_second_target(
+    first: ScriptedServer, second: ScriptedServer
+) -> None:
+    first.add(RawReply(body='{"choices": "not a list"}', content_type="application/json"))
+    second.add(reply("from the second"))
+    with _gateway(_openai(first, "a"), _openai(second, "b")) as gateway:
+        answer = httpx2.post(gateway.url + "/v1/messages", json=BODY | {"max_tokens": 50}, timeout=30)
+    assert answer.status_code == 502
+    assert (first.request_count, second.request_count) == (1, 0)  # before: both asked, both billed
+
+
+def test_negative_usage_from_an_upstream_breaks_neither_the_reply_nor_the_next_request(
+    first: ScriptedServer,
+) -> None:
+    usage = '"usage": {"prompt_tokens": -1, "completion_tokens": -5, "total_tokens": -6}'
+    choice = '{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}'
+    body = '{"id": "x", "object": "chat.completion", "model": "a", "choices": [' + choice + "], " + usage + "}"
+    first.add(RawReply(body=body, content_type="application/json"), reply("again"))
+    request = json.dumps(BODY).encode()
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+    head += b"content-length: %d\r\n\r\n" % len(request)
+    with _gateway(_openai(first, "a")) as gateway, socket.create_connection(("127.0.0.1", gateway.port)) as sock:
+        reader = sock.makefile("rb")
+        answers = []
+        for _ in range(2):  # one keep-alive connection: before, the metrics raised and it was dropped
+            sock.sendall(head + request)
+            status = reader.readline()
+            length = 0
+            while (line := reader.readline()) != b"\r\n":
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            answers.append((status.strip(), json.loads(reader.read(length))["choices"][0]["message"]["content"]))
+    assert answers == [(b"HTTP/1.1 200 OK", "hi"), (b"HTTP/1.1 200 OK", "again")]

@@ -76,6 +76,31 @@ def test_parse_retry_after() -> None:
     assert 28 <= (parse_retry_after({"retry-after": date}) or 0) <= 30
 
 
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("1e12", 600.0),
+        ("inf", 600.0),
+        ("1e400", 600.0),
+        ("0", None),
+        ("-5", None),
+        ("nan", None),
+        ("-inf", None),
+        (" 7 ", 7.0),
+        ("Mon, 01 Jan 1990 00:00:00 GMT", None),  # gone by
+        ("Fri, 01 Jan 9999 00:00:00 GMT", 600.0),
+        ("Fri, 99 Foo 9999 99:99:99 GMT", None),
+    ],
+)
+def test_retry_after_is_read_within_bounds(value: str, seconds: float | None) -> None:
+    assert parse_retry_after({"retry-after": value}) == seconds
+
+
+def test_retry_after_ms_is_read_within_the_same_bounds() -> None:
+    found = [parse_retry_after({"retry-after-ms": value}) for value in ("1500", "1e15", "inf", "0", "-5", "nan")]
+    assert found == [1.5, 600.0, 600.0, None, None, None]
+
+
 def test_backoff_grows_with_jitter_and_is_capped() -> None:
     policy = RetryPolicy(max_retries=5, base_delay=1.0, max_delay=3.0)
     assert 0.75 <= policy.delay(0) <= 1.0

@@ -203,3 +203,72 @@ def test_a_symlink_loop_is_skipped_and_named_not_fatal_for_the_tree(root: Path) 
     with pytest.raises(ToolError) as caught:
         call(grep, root, pattern="TODO", path="loop1")
     assert caught.value.message == "'loop1' is a symlink loop; give a path that names a file."
+
+
+def test_a_hard_link_to_a_file_outside_is_neither_read_written_nor_edited(root: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("OUTSIDE\n", encoding="utf-8")
+    os.link(secret, root / "src" / "linked.txt")
+    message = (
+        "'src/linked.txt' has 2 hard links, so it may be a file outside the project root under another name; "
+        "the file tools leave it alone (copy it to a new file to work on it)."
+    )
+    for tool, arguments in (
+        (read, {}),
+        (write, {"content": "overwritten"}),
+        (edit, {"old_text": "OUTSIDE", "new_text": "edited"}),
+    ):
+        with pytest.raises(ToolError) as caught:
+            call(tool, root, path="src/linked.txt", **arguments)
+        assert caught.value.message == message
+    assert call(grep, root, pattern="OUTSIDE") == "No matches for 'OUTSIDE'."
+    assert secret.read_text(encoding="utf-8") == "OUTSIDE\n"  # before: emptied by write's open, then written
+
+
+def test_a_tree_3000_levels_deep_is_listed_to_a_bounded_depth_and_the_rest_still_works(root: Path) -> None:
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(3000):  # deeper than PATH_MAX allows by name: made one level at a time
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        os.close(os.open("deep.txt", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    finally:
+        os.close(fd)
+    deepest = "/".join(["d"] * 64)
+    note = f"[skipped 1 folder(s) more than 64 levels deep: {deepest}]"
+    try:
+        assert call(grep, root, pattern="TODO").splitlines() == [
+            "src/a.py:2: # TODO: more",
+            note,
+        ]  # before: RecursionError
+        assert call(glob, root, pattern="**/*.py").splitlines() == ["src/a.py", note]
+    finally:
+        _remove_chain(root)  # pytest's own clean-up (shutil.rmtree) recurses: it would fail on it, in every later run
+
+
+def _remove_chain(folder: Path) -> None:
+    """Remove a chain of `d` folders too deep for `shutil.rmtree`, lifting one level at a time."""
+    while (folder / "d" / "d").is_dir():
+        (folder / "d" / "d").rename(folder / "lifted")
+        (folder / "d").rmdir()
+        (folder / "lifted").rename(folder / "d")
+    shutil.rmtree(folder / "d")
+
+
+def test_glob_never_names_what_lies_behind_a_directory_swapped_for_a_symlink(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret-name.txt").write_text("x", encoding="utf-8")
+    (root / "d").mkdir()
+    (root / "d" / "inside.txt").write_text("x", encoding="utf-8")
+    swapper = Swapper(root / "d", outside)
+    swapper.start()
+    leaked = []
+    while swapper.is_alive():
+        with contextlib.suppress(ToolError, OSError):
+            listed = call(glob, root, pattern="**/*.txt")
+            leaked.extend([listed] if "secret-name" in listed else [])
+    swapper.join()
+    assert leaked == []  # before: 48 of 1,000 listings named it

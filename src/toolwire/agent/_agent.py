@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolwire import telemetry, toolmodes
-from toolwire.agent._execute import AgentTool, Cancelled, TurnExecutor, race_signal
+from toolwire.agent._execute import STOP_GRACE_SECONDS, AgentTool, Cancelled, TurnExecutor, race_signal
 from toolwire.agent._records import AgentEvent, CallRecord, RunFinished, RunResult
 from toolwire.agent._state import RUN_STATE, RunState
 from toolwire.cache import CACHE, ToolOutputCache, cache_tools, trim_history
@@ -73,6 +73,30 @@ class _Run:
     usage: Usage = field(default_factory=lambda: Usage(input_tokens=0, output_tokens=0))
     calls: list[CallRecord] = field(default_factory=list)
     final_text: str | None = None
+
+
+def _run_to_end(run: Coroutine[Any, Any, RunResult]) -> RunResult:
+    """`asyncio.run`, less its last wait: a tool left running because it swallows cancellation.
+
+    `asyncio.run` cancels what is left on the loop and waits for it, forever for such a tool (the
+    run had already reported it and moved on). Here what is left gets `STOP_GRACE_SECONDS` to end
+    and is then abandoned with the loop.
+    """
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(run)
+    finally:
+        try:
+            left = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.wait(left, timeout=STOP_GRACE_SECONDS))
+            for task in left:  # reported when the run left it behind: not again as "destroyed but pending"
+                task._log_destroy_pending = False  # type: ignore[attr-defined]
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
 
 
 class Agent:
@@ -198,11 +222,11 @@ class Agent:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(prompt))
+            return _run_to_end(self.run(prompt))
         import concurrent.futures
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, self.run(prompt)).result()
+            return pool.submit(_run_to_end, self.run(prompt)).result()
 
     async def run_stream(self, prompt: str | Sequence[Message]) -> AsyncIterator[AgentEvent]:
         """Run, yielding model deltas, tool events and finally `RunFinished(result)`."""

@@ -373,8 +373,10 @@ def _command(name: str) -> Command:
 
 
 def _configure_logging(debug: bool) -> None:
+    from toolwire.http import SafeLogFormatter
+
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(SafeLogFormatter("%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("toolwire")
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if debug else logging.WARNING)

@@ -32,8 +32,18 @@ CASE_TIMEOUT_S = 900.0
 minutes, and a case cut by the client's usual 60 s would be scored as the model's failure."""
 
 
+EXIT_FAILED = 1
+"""Exit status when cases failed for infrastructure reasons (the score would say nothing)."""
+EXIT_INTERRUPTED = 130
+
+
 def eval_command(settings: Settings, args: argparse.Namespace) -> int:
-    """Run the benchmark, print the table; exit status 0 whatever the score."""
+    """Run the benchmark, print the table.
+
+    Exit status 0 whatever the model scored; 1 when requests failed (the upstream unreachable,
+    5xx, timeouts: counted apart, never as the model's errors); 130 on Ctrl-C, after the table
+    and the JSON report of the cases that finished.
+    """
     mode: EvalMode = args.tool_mode or settings.tool_mode
     _check_model(settings)
     if args.plot:
@@ -51,9 +61,13 @@ def eval_command(settings: Settings, args: argparse.Namespace) -> int:
         with Loop(client) as loop, _progress(err) as progress:
             task = progress.add_task(f"bfcl {mode}", total=len(cases))
             results: list[CaseResult] = []
-            for case in cases:
-                results.append(loop.run(run_case(client, case, mode, options)))
-                progress.advance(task)
+            interrupted = False
+            try:
+                for case in cases:
+                    results.append(loop.run(run_case(client, case, mode, options)))
+                    progress.advance(task)
+            except KeyboardInterrupt:  # what finished is kept, reported and written
+                interrupted = True
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     summaries = summarize(results)
     Console(highlight=False).print(_table(summaries, f"BFCL, {settings.provider}:{settings.model}, tool mode {mode}"))
@@ -73,7 +87,22 @@ def eval_command(settings: Settings, args: argparse.Namespace) -> int:
         args.json_out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if args.plot:
         write_chart({mode: summaries}, args.plot)
-    return 0
+    return _status(err, results, len(cases), interrupted)
+
+
+def _status(err: Console, results: list[CaseResult], planned: int, interrupted: bool) -> int:
+    failed = [r for r in results if r.failed]
+    if failed:
+        err.print(
+            f"toolwire eval: {len(failed)} of {len(results)} cases failed for infrastructure reasons and are "
+            f"not scored (first: {failed[0].error}); check the provider, then run again.",
+            markup=False,
+            soft_wrap=True,
+        )
+    if interrupted:
+        err.print(f"toolwire eval: interrupted after {len(results)} of {planned} cases.", markup=False, soft_wrap=True)
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if failed else 0
 
 
 def _check_model(settings: Settings) -> None:
@@ -94,7 +123,9 @@ def _check_matplotlib() -> None:
 
 
 def _cases(args: argparse.Namespace) -> list[BfclCase]:
-    categories = [c.strip() for c in args.categories.split(",") if c.strip()]
+    categories = list(dict.fromkeys(c.strip() for c in args.categories.split(",") if c.strip()))  # once each
+    if not categories:
+        raise UsageError(f"--categories names no category ({args.categories!r}); give one or more, comma-separated.")
     try:
         return list(load_cases(categories, limit=args.limit, data_dir=args.data_dir))
     except BfclDataError as exc:
@@ -112,12 +143,23 @@ def _percent(value: float | None) -> str:
 
 def _table(summaries: list[CategorySummary], title: str) -> Table:
     table = Table(title=title)
-    for column in ("category", "cases", "accuracy", "parsed", "calls valid", "latency p50"):
+    failures = any(s.failed for s in summaries)  # the column is there when there is something to count
+    columns = (
+        "category",
+        "cases",
+        *(("failed",) if failures else ()),
+        "accuracy",
+        "parsed",
+        "calls valid",
+        "latency p50",
+    )
+    for column in columns:
         table.add_column(column, justify="left" if column == "category" else "right")
     for s in summaries:
         table.add_row(
             s.category,
             str(s.cases),
+            *((str(s.failed),) if failures else ()),
             _percent(s.accuracy),
             _percent(s.parsed_share),
             f"{_percent(s.valid_share)} of {s.calls}",

@@ -10,6 +10,7 @@ between them because the gateway keeps no conversation state.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import ipaddress
 import logging
@@ -60,12 +61,39 @@ def app_factory() -> Any:
     return create_app(config, debug=debug, max_body_bytes=max_body_bytes, access_log=access_log)
 
 
+class _CutByShutdown(logging.Filter):
+    """uvicorn's traceback for a request cancelled by a forced exit, as one line.
+
+    A second signal (SIGTERM, then Ctrl-C) stops waiting for requests in flight: each is cut,
+    and uvicorn logged each as "Exception in ASGI application" with a chained traceback.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep every record; a cancellation's loses its traceback."""
+        error = record.exc_info[1] if record.exc_info else None
+        text = record.getMessage()  # Starlette hands a cut lifespan's traceback over as the message
+        cut = text.startswith("Traceback") and text.rstrip().endswith(("CancelledError", "KeyboardInterrupt"))
+        if cut or isinstance(error, asyncio.CancelledError | KeyboardInterrupt):
+            record.msg, record.args, record.exc_info, record.exc_text = (
+                "a request in flight was cut by the exit",
+                (),
+                None,
+                None,
+            )
+        return True
+
+
 def _gateway_logging(level: str) -> None:
     """The gateway's lines on stderr at `level` (`info` includes one line per request), in this process."""
+    uvicorn_errors = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _CutByShutdown) for f in uvicorn_errors.filters):
+        uvicorn_errors.addFilter(_CutByShutdown())
     root = logging.getLogger("toolwire")
     if not root.handlers:  # a worker process starts without the CLI's handler
+        from toolwire.http import SafeLogFormatter
+
         handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(SafeLogFormatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
         root.propagate = False
     number = logging.getLevelName(level.upper())
@@ -138,13 +166,50 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
         os.environ[_LOG_LEVEL_ENV] = level
         os.environ[_ACCESS_LOG_ENV] = "1" if access_log else "0"
         factory = uvicorn.Config("toolwire.cli._serve:app_factory", factory=True, workers=args.workers, **options)
+        workers = _workers(Multiprocess)(factory, sockets=[listening])
         with _shared_metrics(), contextlib.suppress(KeyboardInterrupt):
-            Multiprocess(factory, sockets=[listening]).run()
+            workers.run()
+        forced = workers.forced
     else:
         assert app is not None
+        server = uvicorn.Server(uvicorn.Config(app, **options))
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a foreground gateway stops
-            uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[listening])
+            server.run(sockets=[listening])
+        forced = server.force_exit
+    if forced:  # a second signal cut the drain short: requests in flight were lost
+        sys.stderr.write("toolwire serve: forced exit before requests in flight finished.\n")
+        return 1
     return 0
+
+
+def _workers(base: type[Any]) -> type[Any]:
+    """Uvicorn's worker supervisor, refusing connections once told to stop, and forced by a second signal.
+
+    The parent holds the listening socket too: while it stayed open, the kernel went on
+    accepting connections that no worker would ever read. A second SIGINT or SIGTERM while the
+    workers drain is passed on as SIGINT, uvicorn's forced exit.
+    """
+
+    class Workers(base):  # type: ignore[misc]
+        forced = False
+
+        def terminate_all(self) -> None:
+            for listening in self.sockets:
+                listening.close()
+            super().terminate_all()
+
+        def join_all(self) -> None:
+            while any(worker.process.is_alive() for worker in self.processes):
+                if self.signal_queue and not self.forced:
+                    self.signal_queue.clear()
+                    self.forced = True
+                    for worker in self.processes:
+                        if worker.process.is_alive() and worker.pid is not None:
+                            os.kill(worker.pid, signal.SIGINT)
+                for worker in self.processes:
+                    worker.process.join(0.1)
+
+    return Workers
 
 
 def _banner(listening: socket.socket, routes: list[str], *, keys: bool, workers: int, max_body_mb: float) -> None:

@@ -86,8 +86,8 @@ class RepeatWatch:
     def _item_done(self, end: int) -> bool:
         try:
             key = json.dumps(json.loads(self.text[self._item_start : end]), sort_keys=True)
-        except ValueError:
-            return True  # not JSON after all: the reader will say what it is
+        except (ValueError, RecursionError):
+            return True  # not JSON after all (or nested past the parser's stack): the reader will say what it is
         if key in self._seen:
             self.closed = self.text[: self._last_end] + "]"
             return True

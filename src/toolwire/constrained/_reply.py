@@ -12,8 +12,13 @@ repeated call (same tool, same arguments: the model is looping, `_repeats`), whi
 reply the token limit cut during the loop as whole; in the other shapes a repeated call is kept
 once. Running the same call twice is never what was asked.
 
-Imports `toolwire.types`, `toolwire.codecs.common` (call ids), this package's modules and the
-standard library (plus `json_repair`, lazily, for a cut reply).
+A reply nested deeper than any call needs (a `[[[[...` megabyte, 5,000 levels inside arguments)
+stays text, as text and auto modes leave it: nothing recurses into it. A repaired reply's last
+call keeps the reply in `metadata["raw_arguments"]`, so the tool-mode engine can tell a call cut
+inside a string (which never runs) from one that only lacked its closing brackets.
+
+Imports `toolwire.types`, `toolwire.codecs.common` (call ids, argument bounds and repair), this
+package's modules and the standard library (plus `json_repair`, lazily, for a small cut reply).
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolwire.codecs.common.arguments import MAX_ARGUMENT_DEPTH, MAX_REPAIR_CHARS, depth_exceeds
 from toolwire.codecs.common.ids import new_call_id
+from toolwire.codecs.common.repair import repair_json
 from toolwire.constrained._repeats import close_at_repeat
 from toolwire.constrained._validate import argument_errors
 from toolwire.types import ToolCall, ToolDefinition
@@ -61,6 +68,9 @@ def parse_reply(text: str, tools: Sequence[ToolDefinition], *, answer_allowed: b
     """
     closed = close_at_repeat(text)
     value, repaired = _load(closed if closed is not None else text)
+    if depth_exceeds(value, _MAX_REPLY_DEPTH):
+        note = f"the reply nests deeper than {_MAX_REPLY_DEPTH} levels; kept as text"
+        return ConstrainedReply(text=text, notes=[note])
     items, shaped = _items(value)
     if items is None or not all(_is_call(item) for item in items):
         return ConstrainedReply(text=text, notes=["the reply is not the JSON shape asked for; kept as text"])
@@ -70,6 +80,8 @@ def parse_reply(text: str, tools: Sequence[ToolDefinition], *, answer_allowed: b
             parsed=shaped and not repaired, answer_due=answer_allowed, notes=_repaired(repaired) + refused
         )
     calls, notes = _calls(items, {t.name: t for t in tools})
+    if repaired:  # only the last call can have been cut; the engine decides whether it may run
+        calls[-1].metadata["raw_arguments"] = text
     shape = [] if shaped else ["the calls came in another shape than the list asked for"]
     looped = [] if closed is None else ["the model began to repeat a call; the list ends before the repeat"]
     notes = _repaired(repaired) + shape + looped + notes
@@ -92,7 +104,14 @@ def _load(text: str) -> tuple[Any, bool]:
         return json.loads(text), False
     except ValueError:
         pass
+    except RecursionError:  # nested past the parser's stack: no call list is
+        return None, False
     if not text.lstrip().startswith(("[", "{")):
+        return None, False
+    repaired = repair_json(text)  # linear, whatever the size
+    if repaired is not None:
+        return repaired.value, True
+    if len(text) > MAX_REPAIR_CHARS:
         return None, False
     import json_repair
 
@@ -100,6 +119,10 @@ def _load(text: str) -> tuple[Any, bool]:
         return json_repair.loads(text), True
     except Exception:  # json_repair's failures are not one documented type
         return None, False
+
+
+_MAX_REPLY_DEPTH = MAX_ARGUMENT_DEPTH + 3
+"""A call list, a call, its arguments: three levels above the deepest arguments accepted."""
 
 
 def _repaired(repaired: bool) -> list[str]:

@@ -141,7 +141,20 @@ def _read_lines(path: Path, category: str) -> list[dict[str, Any]]:
             f"No BFCL data for category {category!r} at {str(path)!r}; the categories are {known} "
             f"(data from `{INSTALL_HINT}`)."
         ) from None
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise BfclDataError(
+                f"BFCL data file {str(path)!r} line {number} is not JSON ({exc}); reinstall it with `{INSTALL_HINT}`."
+            ) from None
+        if not isinstance(row, dict):
+            raise BfclDataError(f"BFCL data file {str(path)!r} line {number} is not a JSON object; reinstall it.")
+        rows.append(row)
+    return rows
 
 
 def _answers(path: Path, category: str) -> dict[str, list[dict[str, Any]]]:

@@ -1,7 +1,9 @@
 """Per-category figures of an eval run, as a table, a JSON report and a chart.
 
 Figures per category: accuracy (BFCL AST), the share of replies that parsed, the share of calls
-valid against their tool's schema, latency p50; and the same over all cases. Pure functions
+valid against their tool's schema, latency p50; and the same over all cases. Cases whose request
+failed (`CaseResult.failed`: the upstream was down, answered 5xx, timed out) are counted apart
+and left out of every share: they say nothing about the model. Pure functions
 over `CaseResult`s, except `write_chart`, which draws with matplotlib (imported on use).
 """
 
@@ -32,16 +34,22 @@ class CategorySummary:
     valid_calls: int
     latency_p50_s: float
     model_s: float
+    failed: int = 0
+
+    @property
+    def answered(self) -> int:
+        """Cases the model answered (the request did not fail)."""
+        return self.cases - self.failed
 
     @property
     def accuracy(self) -> float:
-        """Correct cases / cases."""
-        return self.correct / self.cases if self.cases else 0.0
+        """Correct cases / answered cases."""
+        return self.correct / self.answered if self.answered else 0.0
 
     @property
     def parsed_share(self) -> float:
-        """Parsed replies / cases."""
-        return self.parsed / self.cases if self.cases else 0.0
+        """Parsed replies / answered cases."""
+        return self.parsed / self.answered if self.answered else 0.0
 
     @property
     def valid_share(self) -> float | None:
@@ -59,6 +67,7 @@ class CategorySummary:
 
 
 def _summary(category: str, results: Sequence[CaseResult]) -> CategorySummary:
+    answered = [r for r in results if not r.failed]
     return CategorySummary(
         category=category,
         cases=len(results),
@@ -66,8 +75,9 @@ def _summary(category: str, results: Sequence[CaseResult]) -> CategorySummary:
         parsed=sum(r.parsed for r in results),
         calls=sum(len(r.calls) for r in results),
         valid_calls=sum(r.valid_calls for r in results),
-        latency_p50_s=statistics.median(r.latency_s for r in results) if results else 0.0,
+        latency_p50_s=statistics.median(r.latency_s for r in answered) if answered else 0.0,
         model_s=sum(r.latency_s for r in results),
+        failed=len(results) - len(answered),
     )
 
 

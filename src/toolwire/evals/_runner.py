@@ -63,6 +63,8 @@ class CaseResult:
         latency_s: Seconds from sending the request to having the decoded reply.
         error: Why the case is wrong (the broken rule), or the failure of the request.
         text: The reply's text (constrained mode: the raw JSON), for a look at what the model wrote.
+        failed: The request failed (unreachable, an error status, a timeout): no reply was scored,
+            so the case counts apart from the model's errors.
     """
 
     id: str
@@ -75,6 +77,7 @@ class CaseResult:
     error: str = ""
     text: str = ""
     notes: list[str] = field(default_factory=list)
+    failed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -147,13 +150,14 @@ def _valid_calls(calls: list[ToolCall], case: BfclCase) -> int:
 async def run_case(
     client: ModelClient, case: BfclCase, mode: EvalMode, options: RequestOptions = RequestOptions()
 ) -> CaseResult:
-    """Ask the model one case in `mode` and score the reply; a failed request is a wrong case, not an error."""
+    """Ask the model one case in `mode` and score the reply; a failed request is a `failed` case, not raised."""
     started = time.perf_counter()
     try:
         response, parsed, text, notes = await _ask(client, case, mode, options)
     except ToolwireError as exc:
         elapsed = time.perf_counter() - started
-        return CaseResult(case.id, case.category, False, False, [], 0, elapsed, error=f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        return CaseResult(case.id, case.category, False, False, [], 0, elapsed, error=error, failed=True)
     elapsed = time.perf_counter() - started
     calls = [{case.bfcl_name(call.name): call.arguments} for call in response.tool_calls]
     verdict = check_calls(case.category, case.functions, calls, case.possible_answer)

@@ -352,7 +352,19 @@ def _span_attributes(ex: ClientRequest) -> dict[str, Any]:
 
 
 def _raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
-    return [(k.encode(), v.encode("latin-1", "replace")) for k, v in headers.items()]
+    """Every response header as sent, control characters escaped.
+
+    A value can carry what a client put in its body (a field name in `x-toolwire-dropped`), and a
+    raw CR or LF in it is no header: the server dropped the connection instead of answering.
+    """
+    return [(k.encode(), _header_value(v)) for k, v in headers.items()]
+
+
+def _header_value(value: str) -> bytes:
+    if value.isprintable():
+        return value.encode("latin-1", "replace")
+    escaped = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in value)
+    return escaped.encode("latin-1", "replace")
 
 
 # the app
@@ -419,6 +431,9 @@ def create_app(
         HttpRoute("/metrics", partial(_metrics_text, gateway), methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    # Starlette answers `/v1/messages/` with a redirect built from the client's Host header: a
+    # Location any client can point elsewhere. A path is served as written or not at all.
+    app.router.redirect_slashes = False
     app.state.gateway = gateway  # `draining`, `metrics` and `router`, for embedding and tests
     return app
 

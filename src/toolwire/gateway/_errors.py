@@ -13,6 +13,7 @@ import logging
 from toolwire.errors import TimeoutError as UpstreamTimeout
 from toolwire.errors import ToolwireError
 from toolwire.gateway._routing import RouteConfigError, RoutingError
+from toolwire.http import redact_urls
 
 __all__ = ["GatewayError", "classify"]
 
@@ -30,6 +31,7 @@ class GatewayError(Exception):
     """
 
     def __init__(self, status: int, message: str, *, field: str | None = None, retry_after: str | None = None) -> None:
+        message = redact_urls(message)  # every message a client sees: no URL credentials, whatever raised it
         super().__init__(message)
         self.status = status
         self.message = message

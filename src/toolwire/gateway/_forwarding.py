@@ -10,7 +10,9 @@ upstream 429 becomes the client's 429) and every later piece as soon as it exist
 - Translation, read in order: the client's codec decodes the body, packed context is restored
   (`_packed_context`) and what the target cannot carry is dropped and named; the route's
   target is picked (`forward`, with fallback); the tool-mode engine (`toolwire.toolmodes`)
-  asks the target's client in the target's mode; the reply (or each stream event, through the
+  asks the target's client in the target's mode (a call read out of the reply's text that was
+  cut, or names a tool the client never offered, reaches the client as text, never as a call
+  it would run); the reply (or each stream event, through the
   client codec's `stream_encoder()`) is encoded in the client's protocol.
 """
 
@@ -29,14 +31,15 @@ from toolwire.client import Client
 from toolwire.codecs import StreamDecoder, get_codec
 from toolwire.codecs.common.degradations import collect_degradations
 from toolwire.codecs.common.wire import dumps
-from toolwire.errors import ToolwireError
+from toolwire.errors import CodecError, ProviderError, ToolwireError
 from toolwire.gateway._errors import GatewayError, classify
 from toolwire.gateway._namespaces import namespaced_tools, with_namespaces
 from toolwire.gateway._packed_context import MARK, SIGNATURE_MARK, pack_response, unpack_request
 from toolwire.gateway._protocols import Protocol, frame, usage_of
 from toolwire.gateway._relay import OpeningAhead, Relay, client_view
 from toolwire.gateway._routing import Route, RouteConfigError, Target
-from toolwire.types import Request, Response, StreamEvent, TextDelta
+from toolwire.http import parse_retry_after
+from toolwire.types import Done, Request, Response, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 
 __all__ = ["ClientRequest", "Start", "forward"]
 
@@ -125,10 +128,12 @@ class ClientRequest:
 async def forward(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
     """The reply to one request: `Start`, then body bytes, from the first target that answers.
 
-    A target that fails before the reply's status goes out (a connection error, a timeout, a
-    429 or a 5xx) hands the request to the next candidate of the route, with its own tool mode
-    and translation; the last candidate's failure reaches the client. Once the status is out,
-    the reply is that target's, errors included. `x-toolwire-target` names who served it.
+    One rule for both paths: a target that gave no reply (unreachable, a timeout, a 429 or a
+    5xx, a 200 whose body is not JSON, a stream cut before its first text or call) hands the
+    request to the next candidate of the route, with its own tool mode and translation; the
+    last candidate's failure reaches the client. A reply the decoder refuses was still a reply
+    (and billed): it is a 502, never asked of a second target. Once the status is out, the
+    reply is that target's, errors included. `x-toolwire-target` names who served it.
     """
     candidates = ex.route.candidates()
     for number, target in enumerate(candidates):
@@ -151,7 +156,7 @@ async def forward(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
             if started:
                 raise
             error = classify(exc)
-            if not _worth_another_target(error.status):
+            if not _worth_another_target(error.status) or isinstance(exc, CodecError):
                 raise
             ex.failures.append((target.target, error.status))
             target.failed(ex.route.cooldown, _seconds(error.retry_after))
@@ -173,10 +178,8 @@ def _worth_another_target(status: int) -> bool:
 
 
 def _seconds(retry_after: str | None) -> float | None:
-    try:
-        return float(retry_after) if retry_after else None
-    except ValueError:
-        return None  # an HTTP date: the route's cool-down applies
+    """The upstream's wish in seconds, bounded as the transport reads it (None: the cool-down applies)."""
+    return parse_retry_after({"retry-after": retry_after}) if retry_after else None
 
 
 # passthrough
@@ -191,13 +194,24 @@ async def _passthrough(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]
         headers = {"content-type": reply.content_type}
         if not ex.stream:
             data = await reply.read()
-            ex.tokens = _tokens(data)
+            ex.tokens = _tokens(_json_reply(data, client.provider, reply.status))
             yield Start(reply.status, headers)
             yield data
             return
+        if not reply.content_type.startswith(ex.protocol.media_type):  # a stream that is none: no reply
+            raise ProviderError(
+                f"{client.provider} answered a stream request with {reply.content_type!r}, not a "
+                f"{ex.protocol.media_type} stream; check base_url points at the provider's API.",
+                provider=client.provider,
+                status=reply.status,
+            )
+        chunks = reply.chunks()
+        held = await _until_content(chunks, ex.protocol) if ex.fallback_left else []
         yield Start(reply.status, headers | {"cache-control": "no-cache"})
         try:
-            async for chunk in reply.chunks():
+            for chunk in held:
+                yield chunk
+            async for chunk in chunks:
                 yield chunk
         except ToolwireError as exc:
             error = classify(exc)
@@ -206,12 +220,70 @@ async def _passthrough(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]
             yield b"\n\n" + frame(ex.protocol, payload, name)
 
 
-def _tokens(data: bytes) -> tuple[int | None, int | None]:
+def _json_reply(data: bytes, provider: str, status: int) -> dict[str, Any]:
+    """A passthrough reply's body, which must be a JSON object, as it must when translated."""
     try:
         body = json.loads(data)
-    except ValueError:
-        return None, None
-    return usage_of(body) if isinstance(body, dict) else (None, None)
+    except (ValueError, RecursionError):
+        body = None
+    if not isinstance(body, dict):
+        raise ProviderError(
+            f"{provider} answered with a body that is not a JSON object: {data[:200]!r}; "
+            "check base_url points at the provider's API.",
+            provider=provider,
+            status=status,
+        )
+    return body
+
+
+def _tokens(body: dict[str, Any]) -> tuple[int | None, int | None]:
+    return usage_of(body)
+
+
+_HOLD_BYTES = 256 * 1024  # a stream that says nothing for this long is passed on as it is
+
+
+async def _until_content(chunks: AsyncIterator[bytes], protocol: Protocol) -> list[bytes]:
+    """A passthrough stream's first chunks, held until its first text or call (or its end).
+
+    With another target left, the client's stream begins only there, as a translated one does
+    (`_Upstream`): an upstream that sends its opening frame and is cut hands the request on.
+    """
+    watch = _FirstContent(protocol)
+    held: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        held.append(chunk)
+        size += len(chunk)
+        if watch.feed(chunk) or size > _HOLD_BYTES:
+            break
+    return held
+
+
+class _FirstContent:
+    """Reads a passthrough stream's frames with its codec's decoder until one carries content."""
+
+    def __init__(self, protocol: Protocol) -> None:
+        self._decoder = get_codec(protocol.name).stream_decoder()
+        self._separator = b"\n" if protocol.framing == "ndjson" else b"\n\n"
+        self._rest = b""
+
+    def feed(self, chunk: bytes) -> bool:
+        *frames, self._rest = (self._rest + chunk).replace(b"\r\n", b"\n").split(self._separator)
+        return any(self._carries_content(frame) for frame in frames)
+
+    def _carries_content(self, frame: bytes) -> bool:
+        if self._separator == b"\n\n":
+            frame = b"\n".join(line[5:].strip() for line in frame.split(b"\n") if line.startswith(b"data:"))
+        if not frame.strip() or frame.strip() == b"[DONE]":
+            return False
+        try:
+            events = self._decoder.feed(json.loads(frame))
+        except Exception:  # not the upstream's protocol after all: the client sees it as it came
+            return True
+        return any(
+            isinstance(e, ToolCallDelta | Done) or (isinstance(e, TextDelta | ThinkingDelta) and e.text) for e in events
+        )
 
 
 # translation
@@ -261,7 +333,7 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
     with collect_degradations() as degraded:
         request = _inbound(ex, client.codec.name)
         if not ex.stream:
-            response = await toolmodes.complete(client, request, state)
+            response = await toolmodes.complete(client, request, state, runnable_only=True)
             ex.dropped.extend(degraded)
             async for piece in _whole_reply(ex, response):
                 yield piece
@@ -269,7 +341,7 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
         ahead = OpeningAhead(ex.protocol, ex.model)
         asyncio.get_running_loop().call_soon(ahead.encode)  # runs while the upstream is asked
         upstream = _Upstream(client, opening=not ex.fallback_left)
-        events = toolmodes.stream(client, request, state, opener=upstream.open)
+        events = toolmodes.stream(client, request, state, opener=upstream.open, runnable_only=True)
         first = await _first(events)  # upstream errors are raised here, before any status goes out
         ex.dropped.extend(degraded)
     async with aclosing(events):

@@ -106,7 +106,9 @@ class GatewayMetrics:
         if outcome.first_byte is not None:
             self._child(self.first_byte, *labels).observe(outcome.first_byte)
         for direction, count in zip(("in", "out"), outcome.tokens, strict=True):
-            if count:
+            # What an upstream reports is not trusted: a negative count (which a Counter refuses,
+            # after the reply went out) or a float counts nothing.
+            if isinstance(count, int) and count > 0:
                 self._child(self.tokens, outcome.route, outcome.target, direction).inc(count)
         for target, status in outcome.failures:
             self.upstream_errors.labels(outcome.route, target, str(status)).inc()

@@ -170,7 +170,8 @@ def frame(protocol: Protocol, data: Mapping[str, Any], event: str | None = None,
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A token count an upstream reported, if it is one (`-1` is none)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def usage_of(body: Mapping[str, Any]) -> tuple[int | None, int | None]:

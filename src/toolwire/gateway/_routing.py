@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from toolwire.client import Client, check_target, connect_http
 from toolwire.errors import ToolwireError
+from toolwire.http import redact_urls
 from toolwire.offline import SCRIPTED_PROVIDERS
 from toolwire.routes import STRATEGIES, RouteSettings, Strategy, TargetSettings
 from toolwire.toolmodes import ModeState
@@ -306,7 +307,7 @@ class Router:
         lines = []
         for route in self.routes:
             for target in route.targets:
-                lines.append(f"{route.model} -> {target.target} ({target.check(route.model)})")
+                lines.append(redact_urls(f"{route.model} -> {target.target} ({target.check(route.model)})"))
         return lines
 
     def listed_models(self) -> Sequence[tuple[str, Route]]:

@@ -13,7 +13,7 @@ This module only re-exports; the modules behind it:
 - `_failures`: the typed error a failed request becomes, its secrets scrubbed.
 - `_frames`: a streamed reply read as frames, for each framing (SSE, NDJSON).
 - `_sse`: server-sent events read from the body's bytes.
-- `_secrets`: credentials kept out of error text.
+- `_secrets`: credentials kept out of error text and log lines (URL credentials included).
 - `_connections`: which httpx2 transport carries the requests, and the requests it carries.
 - `_http1`: HTTP/1.1 parsed by httptools (where the `serve` extra installed it).
 - `_asyncio`: httpcore2's connections on asyncio's own transports (the fallback).
@@ -22,7 +22,7 @@ This module only re-exports; the modules behind it:
 from toolwire.http._failures import error_for_status, request_id_from
 from toolwire.http._frames import END_OF_STREAM, MAX_EVENT_BYTES, Frame, Framing
 from toolwire.http._retries import RetryPolicy, parse_retry_after
-from toolwire.http._secrets import credential_parts, scrub_error
+from toolwire.http._secrets import SafeLogFormatter, credential_parts, redact_urls, scrub_error
 from toolwire.http._transport import MAX_REPLY_BYTES, HttpTransport, RawReply
 
 __all__ = [
@@ -34,9 +34,11 @@ __all__ = [
     "HttpTransport",
     "RawReply",
     "RetryPolicy",
+    "SafeLogFormatter",
     "credential_parts",
     "error_for_status",
     "parse_retry_after",
+    "redact_urls",
     "request_id_from",
     "scrub_error",
 ]

@@ -11,18 +11,30 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import logging
+import math
 import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_RETRY_AFTER", "RETRY_STATUSES", "Attempt", "RetryPolicy", "parse_retry_after", "retryable"]
+__all__ = [
+    "MAX_RETRY_AFTER",
+    "RETRY_AFTER_CAP",
+    "RETRY_STATUSES",
+    "Attempt",
+    "RetryPolicy",
+    "parse_retry_after",
+    "retry_after_text",
+    "retryable",
+]
 
 logger = logging.getLogger("toolwire.transport")  # the name it had before the package: log settings name it
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 """The 4xx statuses worth retrying (a timeout, a conflict, a rate limit); every 5xx is too."""
 MAX_RETRY_AFTER = 60.0  # a longer Retry-After is treated as "give up", not as a sleep
+RETRY_AFTER_CAP = 600.0
+"""The longest wait a `Retry-After` is read as: `1e12`, `inf` or a date next year mean ten minutes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,25 +60,47 @@ class RetryPolicy:
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Read `retry-after-ms` (OpenAI) or `Retry-After` (seconds or an HTTP date) in seconds."""
+    """Read `retry-after-ms` (OpenAI) or `Retry-After` (seconds or an HTTP date) in seconds, bounded.
+
+    The one reader of a server's wish, for the transport's retries and the gateway's cool-downs
+    alike. A wait past `RETRY_AFTER_CAP` (`1e12`, `inf`, `1e400`) is read as the cap; a wait of
+    none (`0`, `-5`, `nan`, a date gone by) or an unreadable value as no wish (None): the
+    caller's own backoff or cool-down applies, so no value turns it off or benches a target.
+    """
     millis = headers.get("retry-after-ms")
     if millis is not None:
-        try:
-            return float(millis) / 1000
-        except ValueError:
-            pass
+        seconds = _number(millis)
+        if seconds is not None:
+            return _bounded(seconds / 1000)
     value = headers.get("retry-after")
     if value is None:
         return None
+    seconds = _number(value)
+    if seconds is None:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return _bounded(seconds)
+
+
+def retry_after_text(seconds: float | None) -> str | None:
+    """A bounded wait as a `Retry-After` value a client reads: whole seconds, rounded up."""
+    return None if seconds is None else str(max(1, math.ceil(seconds)))
+
+
+def _number(value: str) -> float | None:
     try:
-        return float(value)
+        return float(value.strip())
     except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+
+
+def _bounded(seconds: float) -> float | None:
+    if math.isnan(seconds) or seconds <= 0:
+        return None
+    return min(seconds, RETRY_AFTER_CAP)
 
 
 def retryable(status: int) -> bool:

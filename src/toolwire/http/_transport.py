@@ -25,7 +25,7 @@ from toolwire.codecs.common.wire import dumps
 from toolwire.errors import ProviderError, RateLimitError, ToolwireError
 from toolwire.http._failures import Failures, error_for_status, error_message, request_id_from
 from toolwire.http._frames import Frame, Framing, drain, read_frames
-from toolwire.http._retries import Attempt, RetryPolicy, parse_retry_after, retryable
+from toolwire.http._retries import Attempt, RetryPolicy, parse_retry_after, retry_after_text, retryable
 from toolwire.http._secrets import credential_parts, scrub_error
 
 if TYPE_CHECKING:
@@ -347,7 +347,7 @@ class HttpTransport:
                 f"({self.address_hint})."
             )
             error.args = (error.message,)
-        error.retry_after_header = response.headers.get("retry-after")
+        error.retry_after_header = retry_after_text(parse_retry_after(response.headers))
         return error
 
 

@@ -7,24 +7,19 @@ import fnmatch
 import os
 import stat
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from toolwire.stdtools._paths import (
-    ROOT,
-    display_path,
-    inside_root,
-    open_in_root,
-    relative,
-    resolved,
-    walk_files,
-)
+from toolwire.stdtools._paths import ROOT, display_path, inside_root, open_in_root, resolved
+from toolwire.stdtools._tree import MAX_DEPTH, Walk, glob_parts, matches_glob
 from toolwire.tools import Depends, ToolError, tool
 from toolwire.tools._regex import InvalidPattern, LinearPattern, compile_linear
 
 __all__ = ["edit", "glob", "grep", "read", "write"]
 
-_SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
+_SKIPPED_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
+)
 _MAX_LINE = 2000
 _MAX_GREP = 200
 _MAX_GLOB = 1000
@@ -67,9 +62,12 @@ def write(path: str, content: str, root: Path = Depends(ROOT)) -> str:
         root: The project root (injected).
     """
     existed = _exists(root, path)
-    fd = open_in_root(root, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, make_parents=True)
+    # No O_TRUNC: a file is emptied only once it is known to be one of the root's own (a hard link
+    # to a file outside would be emptied by the open itself).
+    fd = open_in_root(root, path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, make_parents=True)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         _require_regular(handle.fileno(), path)
+        handle.truncate()
         handle.write(content)
     verb = "Overwrote" if existed else "Created"
     shown = display_path(root, path)
@@ -124,26 +122,34 @@ def grep(pattern: str, path: str = ".", glob: str | None = None, root: Path = De
     if not start.exists():
         raise ToolError(f"{path!r} does not exist; use glob to find files.")
     found: list[str] = []
-    files = [start] if start.is_file() else walk_files(root, start, _SKIPPED_DIRS)
+    walk = Walk(root, display_path(root, path), _SKIPPED_DIRS)
+    single = not start.is_dir()
+    files = [display_path(root, path)] if single else (e.path for e in walk if not e.is_dir)
     for file in files:
-        if start != file and glob is not None and not fnmatch.fnmatch(file.name, glob):
+        if not single and glob is not None and not fnmatch.fnmatch(PurePosixPath(file).name, glob):
             continue
         found.extend(_grep_file(root, file, compiled, _MAX_GREP + 1 - len(found)))
         if len(found) > _MAX_GREP:
             found[_MAX_GREP:] = [f"[stopped after {_MAX_GREP} matches; narrow the pattern or the path]"]
             break
+    if walk.too_deep and len(found) <= _MAX_GREP:
+        found.append(_too_deep(walk.too_deep))
     return "\n".join(found) if found else f"No matches for {pattern!r}."
 
 
-def _grep_file(root: Path, file: Path, compiled: LinearPattern, room: int) -> list[str]:
-    name = relative(root, file)
+def _too_deep(folders: list[str]) -> str:
+    return f"[skipped {len(folders)} folder(s) more than {MAX_DEPTH} levels deep: {', '.join(folders[:5])}]"
+
+
+def _grep_file(root: Path, name: str, compiled: LinearPattern, room: int) -> list[str]:
     try:
         fd = open_in_root(root, name, os.O_RDONLY | os.O_NONBLOCK)
     except ToolError:
         return []  # gone, or swapped for a link out of the root, since the listing
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return []  # a FIFO, socket or device: reading it could block forever
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+            return []  # a FIFO, socket or device (reading it could block forever), or a hard link (read refuses it)
         if _is_binary(handle):
             matched = any(compiled.search(line) for _, line in _raw_lines(handle))
             return [f"{name}: binary file matches (not shown)"] if matched else []
@@ -167,20 +173,28 @@ def glob(pattern: str, root: Path = Depends(ROOT)) -> str:
     if pattern.startswith("/") or ".." in Path(pattern).parts:
         raise ToolError(f"{pattern!r} leaves the project root; use a pattern relative to it.")
     base = root.resolve()
+    start, parts, depth = glob_parts(pattern)
+    skip = len(PurePosixPath(start).parts) if start != "." else 0
+    walk = Walk(root, start, _SKIPPED_DIRS, depth)
     matches, loops = [], []
-    for path in base.glob(pattern):
-        if _SKIPPED_DIRS.intersection(path.relative_to(base).parts):
-            continue
-        target = resolved(path)
-        if target is None:
-            loops.append(relative(root, path))
-        elif target.is_relative_to(base):
-            matches.append(relative(root, path))
+    try:
+        for entry in walk:
+            if not matches_glob(parts, entry.path.split("/")[skip:]):
+                continue
+            target = resolved(base / entry.path) if entry.is_link else base / entry.path
+            if target is None:
+                loops.append(entry.path)
+            elif target.is_relative_to(base):
+                matches.append(entry.path)
+    except ToolError:
+        return f"No files match {pattern!r}."  # its literal folders are not there (or not folders)
     matches.sort()
     if len(matches) > _MAX_GLOB:
         matches[_MAX_GLOB:] = [f"[{len(matches) - _MAX_GLOB} more; narrow the pattern]"]
     if loops:
         matches.append(f"[skipped {len(loops)} symlink loop{'s' * (len(loops) > 1)}: {', '.join(sorted(loops))}]")
+    if walk.too_deep:
+        matches.append(_too_deep(walk.too_deep))
     return "\n".join(matches) if matches else f"No files match {pattern!r}."
 
 
@@ -197,11 +211,17 @@ def _open_text(root: Path, path: str) -> Iterator[BinaryIO]:
 
 
 def _require_regular(fd: int, path: str) -> None:
-    mode = os.fstat(fd).st_mode
-    if stat.S_ISDIR(mode):
+    """A regular file with one name: a hard link's other name may lie outside the root."""
+    info = os.fstat(fd)
+    if stat.S_ISDIR(info.st_mode):
         raise ToolError(f"{path!r} is a directory; give a file path.")
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(info.st_mode):
         raise ToolError(f"{path!r} is not a regular file (a FIFO, socket or device); give a text file.")
+    if info.st_nlink > 1:
+        raise ToolError(
+            f"{path!r} has {info.st_nlink} hard links, so it may be a file outside the project root under "
+            "another name; the file tools leave it alone (copy it to a new file to work on it)."
+        )
 
 
 def _exists(root: Path, path: str) -> bool:

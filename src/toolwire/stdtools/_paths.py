@@ -13,12 +13,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from toolwire.tools import Dependency, ToolError
 
-__all__ = ["ROOT", "display_path", "inside_root", "open_in_root", "relative", "resolved", "walk_files"]
+__all__ = ["ROOT", "display_path", "inside_root", "open_in_root", "relative", "resolved"]
 
 ROOT: Dependency[Path] = Dependency("toolwire.root", Path.cwd)
 """The directory file tools work in: the current directory unless `deps`/`overrides` say otherwise."""
@@ -183,15 +182,3 @@ def _link_target(name: str, dir_fd: int) -> str | None:
         return os.readlink(name, dir_fd=dir_fd)
     except OSError:
         return None  # not a link (any more)
-
-
-def walk_files(root: Path, start: Path, skipped: set[str]) -> Iterator[Path]:
-    """Every regular file below `start` (sorted, links out of the root skipped), for grep."""
-    base = root.resolve()
-    for folder, dirs, files in os.walk(start):
-        dirs[:] = sorted(d for d in dirs if d not in skipped)
-        for name in sorted(files):
-            path = Path(folder, name)
-            target = resolved(path)
-            if target is not None and target.is_relative_to(base):
-                yield path

@@ -9,6 +9,10 @@
   form the client's server takes, and turns the JSON reply into calls; when the model called
   nothing, the answer's request follows.
 
+Calls read out of a reply's text, in every mode, meet one rule (`_settle`): a cut call never
+runs, and a caller that hands calls on (`runnable_only`, the gateway) gets a cut call, or one of
+a tool it never offered, as text instead.
+
 Streamed, every error a server sends before its first event is raised before the first event
 here too, so a caller (the gateway) can still answer with that error's status.
 """
@@ -23,6 +27,7 @@ from toolwire.constrained import ConstrainedReply, ReplyFilter, SchemaSupport, c
 from toolwire.errors import BadRequestError, StreamError
 from toolwire.toolmodes._refusal import refuses_tools
 from toolwire.toolmodes._requests import answer_sent, constrained_sent, text_sent
+from toolwire.toolmodes._settle import settle, settle_events
 from toolwire.toolmodes._written import CallFilter, read_written_calls
 from toolwire.types import Done, Request, Response, StreamEvent
 
@@ -56,6 +61,7 @@ async def complete(
     *,
     written: Written | None = None,
     support: SchemaSupport | None = None,
+    runnable_only: bool = False,
 ) -> Response:
     """One whole reply to `request` in `state`'s mode (which `auto` may turn to `text`).
 
@@ -65,8 +71,16 @@ async def complete(
         state: The caller's tool mode; `auto` turns to `text` when the server refuses tools.
         written: Filled with what the model wrote.
         support: What the server's schema engine enforces, for constrained mode (default: the client's).
+        runnable_only: Written calls that are cut, or of a tool the request did not offer, come
+            back as text rather than as calls carrying an error (for a caller that runs nothing).
     """
-    written = written if written is not None else Written()
+    response = await _complete(client, request, state, written if written is not None else Written(), support)
+    return settle(response, request.tools, runnable_only=runnable_only)
+
+
+async def _complete(
+    client: ModelClient, request: Request, state: ModeState, written: Written, support: SchemaSupport | None
+) -> Response:
     mode = state.mode
     if mode == "constrained" and request.tools:
         return await _complete_constrained(client, request, written, support or client.schema_support)
@@ -80,7 +94,7 @@ async def complete(
         if not _refused(mode, request, exc):
             raise
         state.tools_refused(exc)
-        return await complete(client, request, state, written=written, support=support)
+        return await _complete(client, request, state, written, support)
     written.text = raw.text
     return read_written_calls(raw, request.tools, "auto-text") if mode == "auto" else raw
 
@@ -107,6 +121,7 @@ def stream(
     written: Written | None = None,
     support: SchemaSupport | None = None,
     opener: Opener | None = None,
+    runnable_only: bool = False,
 ) -> AsyncGenerator[StreamEvent, None]:
     """One reply to `request` as events in `state`'s mode, ending with exactly one `Done`.
 
@@ -117,16 +132,17 @@ def stream(
         written: Filled with what the model wrote, once the stream is over.
         support: What the server's schema engine enforces, for constrained mode (default: the client's).
         opener: Starts each upstream stream instead of `client.stream_request`.
+        runnable_only: As for `complete`.
     """
     written = written if written is not None else Written()
     open_stream = opener if opener is not None else client.stream_request
     if state.mode == "constrained" and request.tools:
-        return _stream_constrained(open_stream, request, support or client.schema_support, written)
-    return _stream(open_stream, request, state, written)
+        return _stream_constrained(open_stream, request, support or client.schema_support, written, runnable_only)
+    return _stream(open_stream, request, state, written, runnable_only)
 
 
 async def _stream(
-    open_stream: Opener, request: Request, state: ModeState, written: Written
+    open_stream: Opener, request: Request, state: ModeState, written: Written, runnable_only: bool
 ) -> AsyncGenerator[StreamEvent, None]:
     """The native, text and auto modes streamed (constrained mode without tools is text mode)."""
     mode = state.mode
@@ -137,17 +153,17 @@ async def _stream(
         if text or not _refused(mode, request, exc):
             raise
         state.tools_refused(exc)
-        async for event in _stream(open_stream, request, state, written):
+        async for event in _stream(open_stream, request, state, written, runnable_only):
             yield event
         return
     reader = _reader(request, mode)
     try:
-        for out in _read(first, reader, written):
+        for out in _read(first, reader, written, runnable_only):
             yield out
         if isinstance(first, Done):
             return
         async for event in upstream:
-            for out in _read(event, reader, written):
+            for out in _read(event, reader, written, runnable_only):
                 yield out
             if isinstance(event, Done):
                 return
@@ -167,11 +183,15 @@ def _refused(mode: str, request: Request, exc: BadRequestError) -> bool:
     return mode == "auto" and bool(request.tools) and refuses_tools(exc)
 
 
-def _read(event: StreamEvent, reader: CallFilter | None, written: Written) -> Sequence[StreamEvent]:
+def _read(
+    event: StreamEvent, reader: CallFilter | None, written: Written, runnable_only: bool
+) -> Sequence[StreamEvent]:
     """What to pass on for one upstream event (the reader turns written calls into native ones)."""
     if isinstance(event, Done):
         written.text = event.response.text
-    return reader.feed(event) if reader is not None else (event,)
+    if reader is None:
+        return (event,)
+    return settle_events(reader.feed(event), reader.tools, runnable_only=runnable_only)
 
 
 async def _open(open_stream: Opener, request: Request) -> tuple[AsyncIterator[StreamEvent], StreamEvent]:
@@ -205,7 +225,7 @@ async def _opened(open_stream: Opener, request: Request) -> AsyncIterator[Stream
 
 
 async def _stream_constrained(
-    open_stream: Opener, request: Request, support: SchemaSupport, written: Written
+    open_stream: Opener, request: Request, support: SchemaSupport, written: Written, runnable_only: bool
 ) -> AsyncGenerator[StreamEvent, None]:
     """The constrained reply's calls, whole once its JSON closes; or, when it called nothing, the answer's stream.
 
@@ -221,7 +241,7 @@ async def _stream_constrained(
     events = _opened(open_stream, sent)
     try:
         async for event in events:
-            for out in held.feed(event):
+            for out in settle_events(held.feed(event), request.tools, runnable_only=runnable_only):
                 yield out
             if held.ended:
                 break

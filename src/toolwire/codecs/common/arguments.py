@@ -12,7 +12,7 @@ from typing import Any
 
 from toolwire.codecs.common.repair import repair_json
 
-__all__ = ["MAX_ARGUMENT_DEPTH", "MAX_REPAIR_CHARS", "depth_exceeds", "parse_arguments"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "MAX_REPAIR_CHARS", "cut_off_error", "depth_exceeds", "parse_arguments"]
 
 
 MAX_ARGUMENT_DEPTH = 64
@@ -76,6 +76,35 @@ def depth_exceeds(value: Any, limit: int) -> bool:
 
 
 _CONTAINERS = (dict, list)  # a tuple: isinstance checks it faster than `dict | list`
+
+
+def cut_off_error(raw: str, *, at_limit: bool) -> str | None:
+    r"""Why a call written as the JSON `raw` is not whole (it must not run), or None when it is.
+
+    The one rule for calls read out of a reply's text (text, auto and constrained modes), as
+    native mode's arguments follow it (`parse_arguments`): a string left open means the text was
+    cut inside a value (`"content": "line1\nli`), and completing it would run a guess; so does
+    any bracket left open when the reply stopped at its token limit (`at_limit`). Closing
+    brackets missing at a natural end are a small model's slip and stay repaired. Linear.
+    """
+    depth, in_string, escaped = 0, False, False
+    for char in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+    if in_string or (at_limit and depth > 0):
+        return str(_cut_off(raw)["arguments_error"])
+    return None
 
 
 def _too_deep() -> str:
