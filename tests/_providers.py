@@ -52,6 +52,14 @@ CASES = [
         {"project": "proj", "location": "europe-west4"},
     ),
     Case("ollama", "ollama", "/api/chat", "/api/chat", {}),
+    Case(
+        "bedrock",
+        "bedrock",
+        "/model/m-1/converse",
+        "/model/m-1/converse-stream",
+        {"authorization": f"Bearer {KEY}"},
+        {"region": "us-west-2"},
+    ),
 ]
 
 _MODULES = {
@@ -60,6 +68,7 @@ _MODULES = {
     "anthropic": "anthropic",
     "gemini": "gemini",
     "ollama": "ollama",
+    "bedrock": "bedrock",
 }
 
 

@@ -22,7 +22,7 @@ from toolwire import (
     UserMessage,
 )
 
-CODECS = ("anthropic", "gemini", "ollama", "openai", "openai-responses")
+CODECS = ("anthropic", "bedrock", "gemini", "ollama", "openai", "openai-responses")
 
 # Real text, without lone surrogates (they cannot be sent as UTF-8).
 texts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)

@@ -132,7 +132,14 @@ def test_provider_table_defaults() -> None:
     assert PROVIDERS["vllm"].base_url == "http://localhost:8000/v1"
     assert PROVIDERS["llamacpp"].base_url == "http://localhost:8080/v1"
     assert PROVIDERS["openai-compatible"].base_url is None
-    assert {p.codec for p in PROVIDERS.values()} == {"openai", "openai-responses", "anthropic", "gemini", "ollama"}
+    assert {p.codec for p in PROVIDERS.values()} == {
+        "openai",
+        "openai-responses",
+        "anthropic",
+        "bedrock",
+        "gemini",
+        "ollama",
+    }
 
 
 _GEMINI = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
@@ -183,7 +190,9 @@ def test_default_urls(
 def test_connect_errors_are_clear(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("OPENAI_API_KEY", "GOOGLE_CLOUD_PROJECT", "VERTEX_ACCESS_TOKEN", "GOOGLE_OAUTH_ACCESS_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    with pytest.raises(ValueError, match=r"Unknown provider 'nope' in 'nope:m'; use one of: anthropic, gemini"):
+    with pytest.raises(
+        ValueError, match=r"Unknown provider 'nope' in 'nope:m'; use one of: anthropic, bedrock, gemini"
+    ):
         connect("nope:m")
     with pytest.raises(ValueError, match=r"No model in 'openai'"):
         connect("openai")
@@ -295,3 +304,54 @@ async def test_a_lone_surrogate_in_the_conversation_is_sent_escaped_and_arrives_
             await client.complete([UserMessage(content="a\ud800b")])
     [recorded] = server.requests
     assert recorded.request is not None and recorded.request.messages == [UserMessage(content="a\ud800b")]
+
+
+_AWS_VARIABLES = (
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+)
+
+
+def test_bedrock_needs_a_region_and_names_the_credentials_it_looked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _AWS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError, match=r"bedrock needs the 'region' option; .* set AWS_REGION or AWS_DEFAULT_REGION"):
+        connect("bedrock:amazon.nova-pro-v1:0", api_key="k")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-3")
+    with pytest.raises(AuthenticationError) as raised:
+        connect("bedrock:amazon.nova-pro-v1:0")
+    assert raised.value.message == (
+        "No credentials for bedrock: pass api_key=... (a Bedrock API key) or set AWS_BEARER_TOKEN_BEDROCK, or set "
+        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (plus AWS_SESSION_TOKEN for temporary credentials) to sign "
+        "with SigV4; looked at AWS_BEARER_TOKEN_BEDROCK, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN."
+    )
+
+
+def test_bedrock_model_ids_profiles_and_arns_are_encoded_in_the_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key")
+    arn = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+    client = connect(f"bedrock:{arn}", region="us-east-1")
+    assert client.url == (
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3A"
+        "inference-profile%2Fus.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
+    )
+    assert client.stream_url.endswith("-v1%3A0/converse-stream")
+    assert client.transport.signer is None  # the API key wins, as botocore prefers it too
+    assert client.transport.secrets == ("bedrock-api-key",)
+
+
+def test_bedrock_signs_with_sigv4_when_there_is_no_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _AWS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_REGION", "ap-south-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-access-key")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "session-token")
+    client = connect("bedrock:amazon.nova-lite-v1:0")
+    assert client.url == "https://bedrock-runtime.ap-south-1.amazonaws.com/model/amazon.nova-lite-v1%3A0/converse"
+    assert client.transport.signer is not None
+    assert set(client.transport.secrets) == {"secret-access-key", "session-token"}

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire.errors import AuthenticationError
-from toolwire.http import redact_urls
+from toolwire.http import AwsCredentials, Signer, SigV4Signer, redact_urls
 from toolwire.providers import PROVIDERS, Provider
 
 __all__ = [
@@ -94,7 +94,7 @@ def auth_headers(provider: Provider, key: str | None) -> dict[str, str]:
     headers = dict(provider.headers)
     if key is None or provider.auth == "none":
         return headers
-    if provider.auth == "bearer":
+    if provider.auth in ("bearer", "aws"):  # a Bedrock API key goes as a bearer token
         headers["authorization"] = f"Bearer {key}"
     else:
         headers[provider.auth] = key
@@ -147,6 +147,8 @@ class Address:
     key: str | None
     url: str
     stream_url: str
+    signer: Signer | None = None
+    secrets: tuple[str, ...] = ()
 
 
 def resolve_address(target: str, api_key: str | None, base_url: str | None, options: Mapping[str, Any]) -> Address:
@@ -161,11 +163,30 @@ def resolve_address(target: str, api_key: str | None, base_url: str | None, opti
     if url is None:
         raise ValueError(f"{provider.name} needs base_url=..., the server's OpenAI-compatible URL ending in /v1.")
     key = _resolve_key(provider, api_key or options.get("access_token"))
+    signer = _aws_signer(provider, values) if provider.auth == "aws" and key is None else None
     root = api_root(provider, url.format(**values))
+    in_path = urllib.parse.quote(model, safe="") if provider.quote_model else model
     return Address(
         provider=provider,
         model=model,
         key=key,
-        url=root + provider.path.format(model=model, **values),
-        stream_url=root + provider.stream_path.format(model=model, **values),
+        url=root + provider.path.format(model=in_path, **values),
+        stream_url=root + provider.stream_path.format(model=in_path, **values),
+        signer=signer,
+        secrets=(values.get("aws_secret_access_key", ""), values.get("aws_session_token", "")) if signer else (),
     )
+
+
+def _aws_signer(provider: Provider, values: Mapping[str, str]) -> Signer:
+    """SigV4 from the `aws_*` options (or their variables), when no Bedrock API key was found."""
+    key_id, secret = values.get("aws_access_key_id"), values.get("aws_secret_access_key")
+    if not key_id or not secret:
+        looked = ", ".join([*provider.key_env, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"])
+        raise AuthenticationError(
+            f"No credentials for {provider.name}: pass api_key=... (a Bedrock API key) or set "
+            f"{provider.key_env[0]}, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (plus AWS_SESSION_TOKEN "
+            f"for temporary credentials) to sign with SigV4; looked at {looked}.",
+            provider=provider.name,
+        )
+    credentials = AwsCredentials(key_id, secret, values.get("aws_session_token") or None)
+    return SigV4Signer(credentials, values["region"], "bedrock")

@@ -29,7 +29,7 @@ from toolwire._base_client import BaseClient, build_request
 from toolwire._definitions import ToolLike, as_definitions
 from toolwire.codecs import Codec, StreamDecoder, get_codec, guarded
 from toolwire.codecs.common.wire import dumps
-from toolwire.errors import CodecError, ProviderError, StreamError, ToolwireError
+from toolwire.errors import BadRequestError, CodecError, ProviderError, RateLimitError, StreamError, ToolwireError
 from toolwire.http import END_OF_STREAM, HttpTransport, RetryPolicy, scrub_error
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.schema import PORTABLE, SchemaSupport
@@ -103,7 +103,9 @@ def connect_http(
             call), `headers` (extra HTTP headers), `retry_base_delay` / `retry_max_delay` (seconds),
             `deadline` (seconds for a whole request, retries and streaming included),
             `max_connections` (open at once, idle ones included; `None`: no cap; default 100),
-            and provider options: Vertex `project`, `location`, `access_token`.
+            and provider options: Vertex `project`, `location`, `access_token`; Bedrock `region`,
+            `aws_access_key_id`, `aws_secret_access_key`, `aws_session_token` (SigV4, used when no
+            Bedrock API key is given as `api_key` or `AWS_BEARER_TOKEN_BEDROCK`).
 
     Raises:
         ValueError: For an unknown provider, a missing model, base URL or option.
@@ -117,7 +119,7 @@ def connect_http(
         base_delay=float(options.get("retry_base_delay", 0.5)),
         max_delay=float(options.get("retry_max_delay", 8.0)),
     )
-    secrets = [key or "", *secret_header_values(options.get("headers") or {})]
+    secrets = [key or "", *address.secrets, *secret_header_values(options.get("headers") or {})]
     deadline = options.get("deadline")
     transport = HttpTransport(
         provider=provider.name,
@@ -128,6 +130,7 @@ def connect_http(
         deadline=float(deadline) if deadline is not None else None,
         max_connections=options.get("max_connections", 100),
         address_hint=provider.address_hint(),
+        signer=address.signer,
     )
     return Client(
         provider=provider,
@@ -334,9 +337,10 @@ class _StreamReader:
             return self.decoder.feed(frame)
         except CodecError as error:
             raise self._cut(f"sent an event toolwire cannot read ({error.message})") from None
-        except ProviderError as error:
+        except (ProviderError, RateLimitError, BadRequestError) as error:  # an error event (Bedrock: typed)
             error.provider, error.request_id = self.client.provider, error.request_id or self.request_id
-            error.partial = list(self.events)  # what streamed before the error event is not lost
+            if isinstance(error, ProviderError):
+                error.partial = list(self.events)  # what streamed before the error event is not lost
             raise self.client._scrub(error) from None
 
     def _finish(self) -> Response:

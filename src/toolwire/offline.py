@@ -59,6 +59,7 @@ SCRIPTED_PROVIDERS: dict[str, str] = {
     "scripted-anthropic": "anthropic",
     "scripted-gemini": "gemini",
     "scripted-ollama": "ollama",
+    "scripted-bedrock": "bedrock",
 }
 """`scripted-<wire>` runs the offline model in one wire protocol: the provider whose paths and codec it speaks."""
 

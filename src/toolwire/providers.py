@@ -22,6 +22,11 @@ def _openai_finished(event: dict[str, Any]) -> bool:
     return isinstance(choices, list) and any(isinstance(c, dict) and c.get("finish_reason") for c in choices)
 
 
+def _bedrock_finished(event: dict[str, Any]) -> bool:
+    # ConverseStream's reply ends at messageStop; the metadata event (usage) follows it.
+    return "messageStop" in event
+
+
 def _gemini_finished(event: dict[str, Any]) -> bool:
     # Gemini ends an SSE stream by closing it; the last chunk carries finishReason (or a blocked prompt).
     candidates = event.get("candidates")
@@ -41,11 +46,12 @@ class Provider:
         base_url: Default base URL (a template over the options); `None` means `base_url` is required.
         path: Path of a non-streaming call, a template over `model` and the options.
         stream_path: Path of a streaming call.
-        auth: How the key travels: `bearer`, `x-api-key`, `x-goog-api-key` or `none`.
+        auth: How the key travels: `bearer`, `x-api-key`, `x-goog-api-key` or `none`; `aws`: a
+            bearer key when there is one, else AWS SigV4 signing (`aws_*` options).
         key_env: Environment variables holding the key, first found wins.
         key_required: Whether `connect` refuses to build a client without a key.
         headers: Fixed headers the provider requires.
-        framing: `sse` or `ndjson` for streams.
+        framing: `sse`, `ndjson` or `eventstream` (AWS) for streams.
         stream_end: Tells whether an event ends the stream, for formats whose decoder does not emit
             `Done` itself; `None` when the decoder does.
         profile: The OpenAI-compatible server profile (capability flags) for the `openai` codec.
@@ -54,6 +60,8 @@ class Provider:
         version_segment: The API version the provider's official SDK adds to the base URL it is
             given (`/v1` for Anthropic): added to a base URL that names no version of its own, so
             the SDK's form (`http://127.0.0.1:4000`) and the full one (`.../v1`) both work.
+        quote_model: Whether the model goes into the path percent-encoded, `:` and `/` included
+            (Bedrock model ids, inference profiles and ARNs).
     """
 
     name: str
@@ -61,7 +69,7 @@ class Provider:
     base_url: str | None
     path: str
     stream_path: str
-    auth: Literal["bearer", "x-api-key", "x-goog-api-key", "none"]
+    auth: Literal["bearer", "x-api-key", "x-goog-api-key", "aws", "none"]
     key_env: tuple[str, ...] = ()
     key_required: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -70,12 +78,15 @@ class Provider:
     profile: str | None = None
     options: Mapping[str, tuple[tuple[str, ...], str | None]] = field(default_factory=dict)
     version_segment: str = ""
+    quote_model: bool = False
 
     def address_hint(self) -> str:
         """What a base URL for this provider looks like, for a 404 that says nothing is served there."""
         if self.codec == "openai":
             return "OpenAI-compatible servers usually end in /v1, e.g. http://localhost:8000/v1"
-        example = (self.base_url or "").format(location_host="us-central1-aiplatform.googleapis.com")
+        example = (self.base_url or "").format(
+            location_host="us-central1-aiplatform.googleapis.com", region="us-east-1"
+        )
         if self.version_segment:
             example = example.removesuffix(self.version_segment)
         added = self.version_segment + self.path.split("{", 1)[0]
@@ -160,6 +171,24 @@ PROVIDERS: dict[str, Provider] = {
                 "location": (("GOOGLE_CLOUD_LOCATION",), "us-central1"),
             },
             version_segment="/v1",
+        ),
+        Provider(
+            name="bedrock",
+            codec="bedrock",
+            base_url="https://bedrock-runtime.{region}.amazonaws.com",
+            path="/model/{model}/converse",
+            stream_path="/model/{model}/converse-stream",
+            auth="aws",
+            key_env=("AWS_BEARER_TOKEN_BEDROCK",),
+            framing="eventstream",
+            stream_end=_bedrock_finished,
+            options={
+                "region": (("AWS_REGION", "AWS_DEFAULT_REGION"), None),
+                "aws_access_key_id": (("AWS_ACCESS_KEY_ID",), ""),
+                "aws_secret_access_key": (("AWS_SECRET_ACCESS_KEY",), ""),
+                "aws_session_token": (("AWS_SESSION_TOKEN",), ""),
+            },
+            quote_model=True,
         ),
         Provider(
             name="ollama",

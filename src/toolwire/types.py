@@ -267,6 +267,7 @@ class Usage:
     output_tokens: int | None = None
     cache_read_tokens: int | None = None
     reasoning_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
     def plus(self, other: Usage | None) -> Usage:
         """These counts and `other`'s summed: two requests paid for one reply, or a run's turns.

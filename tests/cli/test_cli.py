@@ -283,18 +283,18 @@ USAGE_ERRORS = [
     (
         ["run", "--provider", "nope", "hi"],
         2,
-        "toolwire: error: Unknown provider 'nope'; use one of: anthropic, copilot, gemini, llama-cpp-python, llamacpp, "
-        "ollama, ollama-openai, openai, openai-compatible, openai-responses, scripted, scripted-anthropic, "
-        "scripted-gemini, scripted-ollama, scripted-openai, scripted-openai-responses, vertex, vllm, "
+        "toolwire: error: Unknown provider 'nope'; use one of: anthropic, bedrock, copilot, gemini, llama-cpp-python, "
+        "llamacpp, ollama, ollama-openai, openai, openai-compatible, openai-responses, scripted, scripted-anthropic, "
+        "scripted-bedrock, scripted-gemini, scripted-ollama, scripted-openai, scripted-openai-responses, vertex, vllm, "
         "vllm-no-tool-parser.",
     ),
     (
         ["run", "--provider", "opnai", "hi"],
         2,
-        "toolwire: error: Unknown provider 'opnai'; did you mean 'openai'? Use one of: anthropic, copilot, gemini, "
-        "llama-cpp-python, llamacpp, ollama, ollama-openai, openai, openai-compatible, openai-responses, scripted, "
-        "scripted-anthropic, scripted-gemini, scripted-ollama, scripted-openai, scripted-openai-responses, vertex, "
-        "vllm, vllm-no-tool-parser.",
+        "toolwire: error: Unknown provider 'opnai'; did you mean 'openai'? Use one of: anthropic, bedrock, copilot, "
+        "gemini, llama-cpp-python, llamacpp, ollama, ollama-openai, openai, openai-compatible, openai-responses, "
+        "scripted, scripted-anthropic, scripted-bedrock, scripted-gemini, scripted-ollama, scripted-openai, "
+        "scripted-openai-responses, vertex, vllm, vllm-no-tool-parser.",
     ),
     (
         ["run", "--provider", "openai", "hi"],

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+from botocore.session import get_session
+from botocore.validate import ParamValidator
 from google.genai import types as genai
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
@@ -37,7 +39,7 @@ from toolwire import (
 from toolwire.codecs import get_codec
 from toolwire.codecs.common.wire import dumps
 
-CODECS = ("anthropic", "gemini", "ollama", "openai", "openai-responses")
+CODECS = ("anthropic", "bedrock", "gemini", "ollama", "openai", "openai-responses")
 PAIRS = [(a, b) for a in CODECS for b in CODECS if a != b]
 
 # A real PNG signature, so codecs that sniff the media type (Gemini, Ollama) find image/png.
@@ -47,6 +49,7 @@ PNG_2 = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x02"
 # Opaque tokens each provider signs with; none may reach another provider's body.
 SIGNATURES = {
     "anthropic": "EqQBCkYIBRgCKkAnthropicSignatureZz",
+    "bedrock": "EqQBBedrockReasoningSignatureZz",
     "gemini": "CiQBGeminiThoughtSignatureZz==",
     "openai-responses": "gAAAAABResponsesEncryptedContentZz",
 }
@@ -62,6 +65,8 @@ def _call_id(source: str, n: int) -> str:
             return f"toolu_01{n}ABCDEFGHJKLMNPQRSTUVW"
         case "openai-responses":
             return f"call_{n}Rsp9xYzAbCdEfGhIjKlMnOp"
+        case "bedrock":
+            return f"tooluse_{n}BdRk9xYzAbCdEfGhIjKl"
         case "openai":
             # vLLM/Kimi ids (invalid for Anthropic) and an over-long one (invalid for OpenAI itself).
             return f"functions.lookup:{n}" if n % 2 else "chatcmpl-tool-" + "a" * 40 + str(n)
@@ -88,7 +93,7 @@ def _call_metadata(source: str, n: int, first_of_step: bool) -> dict[str, Any]:
 
 def _thinking(source: str, text: str, n: int) -> list[ThinkingPart]:
     match source:
-        case "anthropic" | "gemini":
+        case "anthropic" | "bedrock" | "gemini":
             return [ThinkingPart(text=text, signature=SIGNATURES[source], provider=source)]
         case "openai-responses":
             return [
@@ -279,6 +284,9 @@ def result_form(result: ToolResult) -> Form:
 def through(codec: str, form: Form) -> Form:
     """What a codec's own encode → decode round trip makes of a result (its documented normalizations)."""
     kind, value = form
+    if kind == "data" and codec == "bedrock":
+        # A JSON object goes as a `json` block and comes back as data; anything else as its JSON text.
+        return form if isinstance(value, dict) else ("text", dumps(value))
     if kind == "data" and codec != "gemini":
         # `json(value)` as the result text (docs/wire-formats.md); the wire has no data/text flag
         # (_anthropic docstring: "A `data` result comes back as a `text` result holding the same JSON text").
@@ -297,6 +305,13 @@ def through(codec: str, form: Form) -> Form:
             if not images:
                 return ("text", "\n".join(texts)) if texts else ("data", {})
             return ("multimodal", ([("text", "\n".join(texts))] if texts else []) + images)
+        case "bedrock":
+            # Bytes or s3:// images only; other URL images become "[image: url]" text (warned,
+            # codecs/bedrock/blocks.py); one text block alone reads back as a text result.
+            parts = [
+                ("text", f"[image: {p[1]}]") if p[0] == "url" and not p[1].startswith("s3://") else p for p in value
+            ]
+            return ("text", parts[0][1]) if len(parts) == 1 and parts[0][0] == "text" else ("multimodal", parts)
         case "ollama":
             # `content` + base64 `images`; URL images become "[image: url]" text (warned, _ollama._encode_media).
             joined = "\n".join(p[1] if p[0] == "text" else f"[image: {p[1]}]" for p in value if p[0] != "image")
@@ -343,6 +358,8 @@ def wire_pairs(target: str, body: dict[str, Any]) -> list[tuple[list[str], list[
             return _chat_pairs(body["messages"], "name", "tool_name")
         case "openai-responses":
             return _responses_pairs(body["input"])
+        case "bedrock":
+            return _bedrock_pairs(body["messages"])
         case _:
             return _gemini_pairs(body["contents"])
 
@@ -357,6 +374,19 @@ def _anthropic_pairs(messages: list[dict[str, Any]]) -> list[tuple[list[str], li
                 out.append((calls, []))
         elif out:
             out[-1][1].extend(b["tool_use_id"] for b in blocks if b["type"] == "tool_result")
+    return out
+
+
+def _bedrock_pairs(messages: list[dict[str, Any]]) -> list[tuple[list[str], list[str]]]:
+    out: list[tuple[list[str], list[str]]] = []
+    for message in messages:
+        blocks = message["content"]
+        if message["role"] == "assistant":
+            calls = [b["toolUse"]["toolUseId"] for b in blocks if "toolUse" in b]
+            if calls:
+                out.append((calls, []))
+        elif out:
+            out[-1][1].extend(b["toolResult"]["toolUseId"] for b in blocks if "toolResult" in b)
     return out
 
 
@@ -439,6 +469,8 @@ def replayed_thinking(target: str, body: dict[str, Any]) -> list[Any]:
             return [m for m in body["messages"] if "thinking" in m]
         case "openai-responses":
             return [i for i in body["input"] if i.get("type") == "reasoning"]
+        case "bedrock":
+            return [b for m in body["messages"] for b in m["content"] if "reasoningContent" in b]
         case _:
             return [p for c in body["contents"] for p in c["parts"] if p.get("thought")]
 
@@ -451,6 +483,11 @@ SDK_PARAMS: dict[str, TypeAdapter[Any]] = {
     "openai-responses": TypeAdapter(ResponseCreateParamsNonStreaming),
     "anthropic": TypeAdapter(MessageCreateParamsNonStreaming),
 }
+
+
+# botocore reads its service model from the package's data: no network, no credentials.
+BEDROCK_CONVERSE = get_session().get_service_model("bedrock-runtime").operation_model("Converse").input_shape
+BEDROCK_VALIDATOR = ParamValidator()
 
 
 def validate_with_sdk(target: str, body: dict[str, Any]) -> None:
@@ -471,9 +508,18 @@ def validate_with_sdk(target: str, body: dict[str, Any]) -> None:
     if target == "ollama":
         _check_ollama(body)
         return
+    if target == "bedrock":
+        check_bedrock_request(body)
+        return
     validated = drain(SDK_PARAMS[target].validate_python(json.loads(json.dumps(body))))
     # TypedDict validation drops keys the SDK does not know: equality means there were none.
     assert validated == body
+
+
+def check_bedrock_request(body: dict[str, Any]) -> None:
+    """Check a Converse body against botocore's own service model (shapes, enums, patterns, lengths)."""
+    problems = BEDROCK_VALIDATOR.validate(body | {"modelId": "test-model"}, BEDROCK_CONVERSE)
+    assert not problems.has_errors(), problems.generate_report()
 
 
 def _check_ollama(body: dict[str, Any]) -> None:

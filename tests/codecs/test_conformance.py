@@ -31,7 +31,7 @@ def _available(name: str) -> bool:
 
 AVAILABLE = [c for c in CODECS if _available(c)]
 # End markers that are events of their own: the decoder emits Done itself (docs/wire-formats.md).
-SELF_ENDING = {"anthropic", "ollama", "openai-responses"}
+SELF_ENDING = {"anthropic", "bedrock", "ollama", "openai-responses"}
 
 
 def _stream_pairs() -> list[tuple[str, str]]:
@@ -148,6 +148,14 @@ def _splittable_paths(codec: str, event: dict[str, Any]) -> list[list[Any]]:  # 
         message = event.get("message") or {}
         if isinstance(message.get("content"), str) and not message.get("tool_calls") and not message.get("thinking"):
             paths.append(["message", "content"])
+    elif codec == "bedrock" and "contentBlockDelta" in event:
+        delta = event["contentBlockDelta"]["delta"]
+        if "text" in delta:
+            paths.append(["contentBlockDelta", "delta", "text"])
+        elif "toolUse" in delta:
+            paths.append(["contentBlockDelta", "delta", "toolUse", "input"])
+        elif "text" in delta.get("reasoningContent", {}):
+            paths.append(["contentBlockDelta", "delta", "reasoningContent", "text"])
     elif codec == "gemini":
         candidates = event.get("candidates") or []
         parts = ((candidates[0].get("content") or {}).get("parts") or []) if len(candidates) == 1 else []

@@ -81,6 +81,16 @@ SENT: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
         "parallel_tool_calls": _at("tool_choice", "disable_parallel_tool_use"),
         "response_format": _at("output_config", "format"),
     },
+    "bedrock": {
+        "max_tokens": _at("inferenceConfig", "maxTokens"),
+        "temperature": _at("inferenceConfig", "temperature"),
+        "top_p": _at("inferenceConfig", "topP"),
+        "stop": _at("inferenceConfig", "stopSequences"),
+        "seed": _never,
+        "user": _never,
+        "parallel_tool_calls": _never,
+        "response_format": _never,
+    },
     "gemini": {
         "max_tokens": _at("generationConfig", "maxOutputTokens"),
         "temperature": _at("generationConfig", "temperature"),

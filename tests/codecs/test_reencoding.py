@@ -98,6 +98,14 @@ NEGATIVE_USAGE = {
         },
         "usage output_tokens should be 0 or more, got -1",
     ),
+    "bedrock": (
+        {
+            "output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}},
+            "stopReason": "end_turn",
+            "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3, "cacheWriteInputTokens": -4},
+        },
+        "usage cache_write_tokens should be 0 or more, got -4",
+    ),
     "gemini": (
         {
             "candidates": [{"content": {"role": "model", "parts": [{"text": "hi"}]}, "finishReason": "STOP"}],

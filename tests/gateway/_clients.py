@@ -243,10 +243,84 @@ def _ollama_message(lines: list[dict[str, Any]]) -> dict[str, Any]:
     return message
 
 
+# bedrock (boto3's bedrock-runtime client: SigV4-signed with the gateway key as its access key id)
+
+
+def bedrock_client(url: str, **credentials: Any) -> Any:
+    """boto3's `bedrock-runtime` client aimed at the gateway, no retries (a 429 must show)."""
+    import boto3
+    from botocore.config import Config
+
+    credentials = credentials or {"aws_access_key_id": GATEWAY_KEY, "aws_secret_access_key": "not-checked"}
+    config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=60)
+    return boto3.client("bedrock-runtime", endpoint_url=url, region_name="us-east-1", config=config, **credentials)
+
+
+def bedrock_converse(url: str, model: str, stream: bool, turns: int) -> list[Turn]:
+    client = bedrock_client(url)
+    try:
+        return _bedrock_loop(client, model, stream, turns)
+    finally:
+        client.close()  # its connection pool, or a later test sees an unclosed socket
+
+
+def _bedrock_loop(client: Any, model: str, stream: bool, turns: int) -> list[Turn]:
+    tools = {"tools": [{"toolSpec": _spec(s)} for s in TOOLS]}
+    messages: list[Any] = [{"role": "user", "content": [{"text": "Weather and time, please."}]}]
+    seen: list[Turn] = []
+    for _ in range(turns):
+        if stream:
+            events = client.converse_stream(modelId=model, messages=messages, toolConfig=tools)["stream"]
+            message = bedrock_stream_message(events)
+        else:
+            message = client.converse(modelId=model, messages=messages, toolConfig=tools)["output"]["message"]
+        messages.append(message)
+        uses = [b["toolUse"] for b in message["content"] if "toolUse" in b]
+        turn = Turn(
+            text="".join(b["text"] for b in message["content"] if "text" in b),
+            calls=[(u["name"], u["input"]) for u in uses],
+            ids=[u["toolUseId"] for u in uses],
+        )
+        seen.append(turn)
+        if uses:
+            results = [
+                {"toolResult": {"toolUseId": i, "content": [{"text": run_tool(n, a)}]}}
+                for i, (n, a) in zip(turn.ids, turn.calls, strict=True)
+            ]
+            messages.append({"role": "user", "content": results})
+    return seen
+
+
+def _spec(tool: dict[str, Any]) -> dict[str, Any]:
+    return {"name": tool["name"], "description": tool["description"], "inputSchema": {"json": tool["parameters"]}}
+
+
+def bedrock_stream_message(events: Any) -> dict[str, Any]:
+    """A ConverseStream's events (as boto3 parses them) put together into the assistant message."""
+    blocks: dict[int, dict[str, Any]] = {}
+    for event in events:
+        if "contentBlockStart" in event:
+            start = event["contentBlockStart"]
+            use = start["start"]["toolUse"]
+            blocks[start["contentBlockIndex"]] = {"toolUse": {**use, "input": ""}}
+        elif "contentBlockDelta" in event:
+            delta = event["contentBlockDelta"]
+            block = blocks.setdefault(delta["contentBlockIndex"], {"text": ""})
+            if "text" in delta["delta"]:
+                block["text"] += delta["delta"]["text"]
+            elif "toolUse" in delta["delta"]:
+                block["toolUse"]["input"] += delta["delta"]["toolUse"]["input"]
+    for block in blocks.values():
+        if "toolUse" in block:
+            block["toolUse"]["input"] = json.loads(block["toolUse"]["input"] or "{}")
+    return {"role": "assistant", "content": [blocks[i] for i in sorted(blocks)]}
+
+
 DRIVERS: dict[str, Driver] = {
     "openai": openai_chat,
     "openai-responses": openai_responses,
     "anthropic": anthropic_messages,
     "gemini": gemini_generate,
     "ollama": ollama_chat,
+    "bedrock": bedrock_converse,
 }

@@ -26,6 +26,7 @@ UPSTREAMS = {
     "anthropic": "anthropic",
     "gemini": "gemini",
     "ollama": "ollama",
+    "bedrock": "bedrock",
 }
 
 
@@ -78,13 +79,15 @@ def routes_to(servers: dict[str, ScriptedServer], tool_mode: str = "native") -> 
 
 @pytest.fixture(scope="module")
 def upstream_key() -> Iterator[str]:
-    old = os.environ.get(KEY_ENV)
+    saved = {name: os.environ.get(name) for name in (KEY_ENV, "AWS_REGION")}
     os.environ[KEY_ENV] = UPSTREAM_KEY
+    os.environ["AWS_REGION"] = "us-east-1"  # where a Bedrock upstream's route would sign for
     yield UPSTREAM_KEY
-    if old is None:
-        os.environ.pop(KEY_ENV, None)
-    else:
-        os.environ[KEY_ENV] = old
+    for name, old in saved.items():
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 @pytest.fixture(scope="module")

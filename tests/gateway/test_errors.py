@@ -154,7 +154,7 @@ def test_an_unknown_model_is_a_404_naming_the_model_and_the_patterns(
     response = http.post(gateway.url + path, json=body)
     message = (
         "No route for model 'gpt-9'; the gateway routes 'to-openai', 'to-openai-responses', 'to-anthropic', "
-        "'to-gemini', 'to-ollama', 'to-down', 'to-hang'. Ask for a model these patterns match, or add a "
+        "'to-gemini', 'to-ollama', 'to-bedrock', 'to-down', 'to-hang'. Ask for a model these patterns match, or add a "
         "[[route]] to toolwire.toml."
     )
     assert response.status_code == 404

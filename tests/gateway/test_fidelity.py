@@ -203,7 +203,8 @@ def test_a_same_protocol_reply_has_no_dropped_header(
 
 def test_models_health_and_count_tokens(gateway: Gateway, http: httpx2.Client) -> None:
     models = http.get(gateway.url + "/v1/models").json()
-    names = ["to-openai", "to-openai-responses", "to-anthropic", "to-gemini", "to-ollama", "to-text", "to-auto"]
+    names = ["to-openai", "to-openai-responses", "to-anthropic", "to-gemini", "to-ollama", "to-bedrock", "to-text"]
+    names.append("to-auto")
     assert [m["id"] for m in models["data"]] == [*names, "literal-name"]
     assert models["data"][-1]["owned_by"] == "anthropic"
     assert models["object"] == "list" and models["has_more"] is False

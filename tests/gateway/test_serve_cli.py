@@ -94,8 +94,8 @@ def test_serve_runs_the_gateway_and_logs_a_line_per_request(tmp_path: Path) -> N
         f"toolwire gateway at {serve.url} - 1 worker, gateway keys on, bodies up to 32 MiB",
         "routes, first match wins:",
         f"  gpt-* -> anthropic:claude-up ({upstream_url}/v1/messages)",
-        "clients: /v1/chat/completions, /v1/responses, /v1/messages, /v1beta/models/..., /api/chat "
-        "(and /v1/models, /health, /metrics)",
+        "clients: /v1/chat/completions, /v1/responses, /v1/messages, /v1beta/models/..., /api/chat, "
+        "/model/.../converse (and /v1/models, /health, /metrics)",
     ]
 
 
@@ -169,7 +169,7 @@ def test_the_offline_scripted_model_is_a_route_target_no_key_no_network(tmp_path
             'model = "m"\ntarget = "opnai:gpt-4o"',
             {},
             "toolwire: error: Route 'm' cannot reach 'opnai:gpt-4o': Unknown provider 'opnai' in 'opnai:gpt-4o'; "
-            "use one of: anthropic, gemini, llama-cpp-python, llamacpp, ollama, ollama-openai, openai, "
+            "use one of: anthropic, bedrock, gemini, llama-cpp-python, llamacpp, ollama, ollama-openai, openai, "
             "openai-compatible, openai-responses, vertex, vllm, vllm-no-tool-parser.",
         ),
         (

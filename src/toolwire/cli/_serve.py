@@ -222,8 +222,8 @@ def _banner(listening: socket.socket, routes: list[str], *, keys: bool, workers:
         f"toolwire gateway at {url} - {workers} worker{plural}, {guard}, bodies up to {max_body_mb:g} MiB",
         "routes, first match wins:",
         *(f"  {line}" for line in routes),
-        "clients: /v1/chat/completions, /v1/responses, /v1/messages, /v1beta/models/..., /api/chat "
-        "(and /v1/models, /health, /metrics)",
+        "clients: /v1/chat/completions, /v1/responses, /v1/messages, /v1beta/models/..., /api/chat, "
+        "/model/.../converse (and /v1/models, /health, /metrics)",
     ]
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()

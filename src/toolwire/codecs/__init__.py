@@ -21,6 +21,7 @@ __all__ = ["CODEC_NAMES", "Codec", "StreamDecoder", "StreamEncoder", "WireEvent"
 
 _MODULES: dict[str, str] = {
     "anthropic": "toolwire.codecs.anthropic",
+    "bedrock": "toolwire.codecs.bedrock",
     "gemini": "toolwire.codecs.gemini",
     "ollama": "toolwire.codecs.ollama",
     "openai": "toolwire.codecs.openai",

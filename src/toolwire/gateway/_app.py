@@ -102,12 +102,16 @@ class _Gateway:
             self.metrics.record(outcome)
 
     def authorized(self, request: Request) -> bool:
-        """Whether the request carries a gateway key (always, when none is configured)."""
+        """Whether the request carries a gateway key (always, when none is configured).
+
+        An AWS SigV4 signature (boto3's `bedrock-runtime` client) offers the access key id of its
+        `Credential`; the signature itself is not verified: the gateway holds no AWS secret.
+        """
         if not self._keys:
             return True
         headers = request.headers
         bearer = headers.get("authorization", "")
-        offered = [bearer[7:].strip() if bearer[:7].lower() == "bearer " else ""]
+        offered = [bearer[7:].strip() if bearer[:7].lower() == "bearer " else "", _sigv4_key_id(bearer)]
         offered += [headers.get("x-api-key", ""), headers.get("x-goog-api-key", "")]
         found = False
         for given in offered:
@@ -149,6 +153,14 @@ class _Gateway:
         return ClientRequest(
             protocol=protocol, body=body, raw=raw, model=model, stream=stream, route=route, headers=headers
         )
+
+
+def _sigv4_key_id(authorization: str) -> str:
+    """The access key id of an `AWS4-HMAC-SHA256 Credential=KEY/date/region/service/aws4_request, ...` header."""
+    if not authorization.startswith("AWS4-HMAC-SHA256 "):
+        return ""
+    credential = authorization.partition("Credential=")[2]
+    return credential.partition("/")[0].strip()
 
 
 def _parse_body(raw: bytes, protocol: WireProtocol) -> dict[str, Any]:
@@ -426,6 +438,7 @@ def create_app(
         HttpRoute("/v1beta/models/{target:path}", partial(_gemini, gateway), methods=["POST"]),
         HttpRoute("/v1/models/{target:path}", partial(_gemini, gateway), methods=["POST"]),  # google-genai 3.x: v1
         HttpRoute("/api/chat", endpoint("ollama"), methods=["POST"]),
+        HttpRoute("/model/{target:path}", partial(_bedrock, gateway), methods=["POST"]),
         HttpRoute("/v1/models", partial(_list_models, gateway), methods=["GET"]),
         HttpRoute("/health", partial(_health, gateway), methods=["GET"]),
         HttpRoute("/metrics", partial(_metrics_text, gateway), methods=["GET"]),
@@ -469,6 +482,16 @@ async def _gemini(gateway: _Gateway, request: Request) -> Any:
         return _error_response(PROTOCOLS["gemini"], error)
     request.path_params["action"] = action
     return await gateway.handle(request, PROTOCOLS["gemini"], path_model=model)
+
+
+async def _bedrock(gateway: _Gateway, request: Request) -> Any:
+    # The path is decoded already: an ARN's `/` is part of the model id, the last segment the operation.
+    model, _, action = request.path_params["target"].rpartition("/")
+    if action not in ("converse", "converse-stream") or not model:
+        error = GatewayError(404, f"Unknown Bedrock operation {action!r}; use converse or converse-stream.")
+        return _error_response(PROTOCOLS["bedrock"], error)
+    request.path_params["action"] = action
+    return await gateway.handle(request, PROTOCOLS["bedrock"], path_model=model)
 
 
 async def _list_models(gateway: _Gateway, request: Request) -> Any:

@@ -55,6 +55,7 @@ _MODELED = {
     "anthropic": frozenset({"system", "tools"}),
     "openai-responses": frozenset({"tools"}),
     "openai": frozenset({"tools", "max_tokens", "max_completion_tokens"}),  # the caller's spelling of max_tokens
+    "bedrock": frozenset({"system", "toolConfig"}),
 }
 # Fields whose `extra` value holds only what the neutral form left out of them (name those parts).
 _PARTIAL = {"gemini": frozenset({"generationConfig"})}
@@ -217,7 +218,9 @@ async def _passthrough(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]
             error = classify(exc)
             ex.failures.append((ex.target.target, error.status))
             name, payload = ex.protocol.stream_error(error.status, error.message)
-            yield b"\n\n" + frame(ex.protocol, payload, name)
+            # Ends an SSE event the upstream left half-written; binary frames need no separator.
+            separator = b"" if ex.protocol.framing == "eventstream" else b"\n\n"
+            yield separator + frame(ex.protocol, payload, name)
 
 
 def _json_reply(data: bytes, provider: str, status: int) -> dict[str, Any]:

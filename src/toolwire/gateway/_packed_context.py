@@ -27,7 +27,9 @@ Carriers, one per client protocol:
 - `gemini`: the `thoughtSignature` of the first call (of the first text part in a reply
   without calls), which Gemini clients return with the part; as standard base64 of
   `twctx1.` + JSON, since google-genai holds signatures as bytes.
-- `ollama`: none (its messages carry no opaque field); the context is dropped and named.
+- `ollama`, `bedrock`: none (Ollama's messages carry no opaque field; Bedrock's `toolUseId`
+  is capped at 64 characters and its reasoning blocks are signed by Bedrock); the context is
+  dropped and named.
 
 The packed form is `twctx1.` + base64url(JSON) of: `c` call id → that call's foreign
 metadata, `x` text-part index → foreign text metadata, `k` [part index, signed foreign

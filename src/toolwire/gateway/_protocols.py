@@ -3,8 +3,9 @@
 One `Protocol` row per codec name. A row says which body fields a request must have, where
 the model name sits, whether the client asked for a stream, how an error looks in that
 protocol (as a reply body and as an in-stream event), and how stream events are framed
-(SSE with or without event names, or NDJSON). Imports only the standard library and
-`toolwire.codecs.common.wire` (for compact JSON).
+(SSE with or without event names, NDJSON, or the AWS event stream of Bedrock). Imports only
+the standard library, `toolwire.codecs.common.wire` (for compact JSON) and the event-stream
+writer of `toolwire.http`.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolwire.codecs.common.wire import dumps
+from toolwire.http import EVENTSTREAM_MEDIA_TYPE, encode_event
 
 __all__ = ["PROTOCOLS", "Protocol", "frame", "status_kind", "usage_of"]
 
-Framing = Literal["sse", "sse-named", "ndjson"]
+Framing = Literal["sse", "sse-named", "ndjson", "eventstream"]
 
 # Each protocol's own word for a failure class, by HTTP status (the SDKs map status codes to
 # exception types; these words are what a person reads).
@@ -66,6 +68,37 @@ def _ollama_error(status: int, message: str, field: str | None) -> dict[str, Any
     return {"error": message}
 
 
+# Bedrock's error types by status: the `__type` botocore reads an error's code from, and the
+# exception event of ConverseStream that carries a failure mid-stream.
+_BEDROCK_TYPES = {
+    400: "ValidationException",
+    401: "UnrecognizedClientException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    413: "ValidationException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    503: "ServiceUnavailableException",
+}
+_BEDROCK_STREAM_EVENTS = {
+    400: "validationException",
+    429: "throttlingException",
+    503: "serviceUnavailableException",
+}
+
+
+def _bedrock_error(status: int, message: str, field: str | None) -> dict[str, Any]:
+    return {"__type": status_kind(status, _BEDROCK_TYPES, "InternalServerException"), "message": message}
+
+
+def _bedrock_stream_error(status: int, message: str) -> tuple[str | None, dict[str, Any]]:
+    name = _BEDROCK_STREAM_EVENTS.get(status) or (
+        "internalServerException" if status >= 500 else "modelStreamErrorException"
+    )
+    return name, {name: {"message": message}}
+
+
 def _responses_stream_error(status: int, message: str) -> tuple[str | None, dict[str, Any]]:
     # The documented `error` event, plus an `error` object: openai-python raises on any event
     # whose data has one, so SDK users get an exception instead of a silently short reply.
@@ -109,13 +142,17 @@ class Protocol:
 
     @property
     def media_type(self) -> str:
-        """`application/x-ndjson` for NDJSON streams, `text/event-stream` otherwise."""
+        """`application/x-ndjson` for NDJSON, the AWS event stream's own, `text/event-stream` otherwise."""
+        if self.framing == "eventstream":
+            return EVENTSTREAM_MEDIA_TYPE
         return "application/x-ndjson" if self.framing == "ndjson" else "text/event-stream"
 
     def wants_stream(self, body: Mapping[str, Any], action: str | None = None) -> bool:
-        """Whether the request asks for a stream (`action` is Gemini's `streamGenerateContent`)."""
+        """Whether the request asks for a stream (`action`: Gemini's method, Bedrock's operation)."""
         if self.name == "gemini":
             return action == "streamGenerateContent"
+        if self.name == "bedrock":
+            return action == "converse-stream"
         return body.get("stream", self.stream_default) is True
 
 
@@ -153,12 +190,15 @@ PROTOCOLS: dict[str, Protocol] = {
             _stream_error_of(_ollama_error, None),
             stream_default=True,
         ),
+        Protocol("bedrock", {"messages": list}, "eventstream", _bedrock_error, _bedrock_stream_error),
     )
 }
 
 
 def frame(protocol: Protocol, data: Mapping[str, Any], event: str | None = None, text: str | None = None) -> bytes:
     """One stream event as the bytes the protocol puts on the wire (`text`: `data` already written)."""
+    if protocol.framing == "eventstream":
+        return encode_event(dict(data))
     if text is None:
         text = dumps(data)
     if protocol.framing == "ndjson":
@@ -177,6 +217,8 @@ def _int(value: Any) -> int | None:
 def usage_of(body: Mapping[str, Any]) -> tuple[int | None, int | None]:
     """Input and output tokens from a reply body of any protocol, for the request log."""
     usage = body.get("usage")
+    if isinstance(usage, Mapping) and "inputTokens" in usage:  # Bedrock Converse
+        return _int(usage.get("inputTokens")), _int(usage.get("outputTokens"))
     if isinstance(usage, Mapping):
         tokens_in = _int(usage.get("input_tokens", usage.get("prompt_tokens")))
         return tokens_in, _int(usage.get("output_tokens", usage.get("completion_tokens")))

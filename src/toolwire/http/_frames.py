@@ -3,14 +3,23 @@
 `read_frames` picks the reader for the provider's framing. Each reader turns the body's bytes
 into pieces of JSON text (`_sse` splits server-sent events; NDJSON lines are split here), parses
 them, and holds the stream to the endpoint's idle timeout and deadline; its failures are the
-endpoint's `Failures`. A new framing (AWS event-stream, say) is a value of `Framing`, a decoder
-of its bytes in a module of its own beside `_sse`, and a reader here. Imports only
-`toolwire.errors`, the http package's own modules and the standard library (httpx2 inside the readers).
+endpoint's `Failures`. A framing is a value of `Framing`, a decoder of its bytes in a module of its
+own (`_sse`, `_eventstream`), and a reader here. Imports only `toolwire.errors`, the http
+package's own modules and the standard library (httpx2 inside the readers).
+
+The AWS event stream (`_eventstream`, Bedrock) is binary: each frame becomes one object in
+botocore's parsed form, `{event type: payload}`, and an exception frame `{exception type:
+payload}` for the codec to raise as its typed error. `eventstream-chunks` is the same framing as
+InvokeModelWithResponseStream uses it: each `chunk` event wraps one of the model's own events as
+base64 JSON (`{"chunk": {"bytes": ...}}`), handed over unwrapped; an exception frame raises its
+typed error here, since the model's own decoder knows nothing of AWS exceptions.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import builtins
 import json
 import time
@@ -18,15 +27,17 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from toolwire.errors import ToolwireError
-from toolwire.http._failures import Failures
+from toolwire.http._eventstream import EventStreamFormatError, EventStreamReader, parsed_event
+from toolwire.http._failures import Failures, error_for_status
 from toolwire.http._sse import SseEventTooLarge, SseReader
 
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["END_OF_STREAM", "MAX_EVENT_BYTES", "Frame", "Framing", "drain", "read_frames"]
+__all__ = ["END_OF_STREAM", "EVENTSTREAM_MEDIA_TYPE", "MAX_EVENT_BYTES", "Frame", "Framing", "drain", "read_frames"]
 
-Framing: TypeAlias = Literal["sse", "ndjson"]
+Framing: TypeAlias = Literal["sse", "ndjson", "eventstream", "eventstream-chunks"]
+EVENTSTREAM_MEDIA_TYPE = "application/vnd.amazon.eventstream"
 
 
 class _EndOfStream:
@@ -56,6 +67,8 @@ def read_frames(
     delivered them, so a relay can write what arrived together in one write; nothing waits
     for a later piece.
     """
+    if framing in ("eventstream", "eventstream-chunks"):
+        return _eventstream_frames(response, failures, ends_at, chunks=framing == "eventstream-chunks")
     frames = _sse_frames if framing == "sse" else _ndjson_frames
     return frames(response, failures, ends_at)
 
@@ -222,6 +235,71 @@ async def _ndjson_frames(
     finally:
         stall.close()
         await _aclose(chunks)
+
+
+async def _eventstream_frames(
+    response: httpx2.Response, failures: Failures, ends_at: float | None, *, chunks: bool
+) -> AsyncGenerator[list[Frame], None]:
+    import httpx2
+
+    media_type = response.headers.get("content-type", "").partition(";")[0].strip()
+    if media_type.lower() != EVENTSTREAM_MEDIA_TYPE:
+        error = f"is not an AWS event stream: its content type is {media_type!r}, not {EVENTSTREAM_MEDIA_TYPE!r}"
+        raise failures.scrub(failures.stream_error(error))
+    reader = EventStreamReader()
+    stall = _Stall(failures, ends_at)
+    pieces = response.aiter_bytes()
+    try:
+        while (piece := await stall.read(pieces)) is not None:
+            batch: list[Frame] = []
+            try:
+                for message in reader.feed(piece):
+                    event = parsed_event(message)
+                    if not chunks:
+                        batch.append(event)
+                    elif (inner := _chunk(event, failures)) is not None:
+                        batch.append(inner)
+            finally:
+                if batch:  # the frames before a bad one are read first, as they came
+                    yield batch
+                    stall.expect()
+        reader.close()
+    except EventStreamFormatError as exc:
+        raise failures.scrub(failures.stream_error(f"is not a valid event stream: {exc}")) from exc
+    except httpx2.TimeoutException as exc:
+        raise failures.scrub(failures.transport_error(exc)) from exc
+    except httpx2.HTTPError as exc:
+        raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
+    finally:
+        stall.close()
+        await _aclose(pieces)
+
+
+# InvokeModelWithResponseStream's exception events, by the HTTP status each stands for.
+_EXCEPTION_STATUS = {
+    "validationException": 400,
+    "modelTimeoutException": 408,
+    "modelStreamErrorException": 424,
+    "throttlingException": 429,
+    "internalServerException": 500,
+    "serviceUnavailableException": 503,
+}
+
+
+def _chunk(event: dict[str, Any], failures: Failures) -> dict[str, Any] | None:
+    """The model's own event out of a `chunk` frame; an exception frame raises its typed error."""
+    ((name, payload),) = event.items()
+    if name != "chunk":
+        status = _EXCEPTION_STATUS.get(name, 500 if name.endswith("Exception") else 0)
+        if status:
+            raise failures.scrub(error_for_status(status, payload, name, provider=failures.provider))
+        return None  # an event type added later
+    data = payload.get("bytes") if isinstance(payload, dict) else None
+    try:
+        text = base64.b64decode(data if isinstance(data, str) else "", validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        raise failures.scrub(failures.stream_error(f"sent a chunk that is not base64: {data!r:.200}")) from None
+    return _parse_frame(text, failures)
 
 
 async def _aclose(chunks: AsyncIterator[bytes]) -> None:

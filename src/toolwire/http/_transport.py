@@ -17,7 +17,7 @@ import json
 import ssl
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -31,7 +31,10 @@ from toolwire.http._secrets import credential_parts, scrub_error
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["MAX_REPLY_BYTES", "HttpTransport", "RawReply"]
+__all__ = ["MAX_REPLY_BYTES", "HttpTransport", "RawReply", "Signer"]
+
+Signer = Callable[[str, bytes, Mapping[str, str]], Mapping[str, str]]
+"""Signs one request: `(url, body, headers) -> headers to add` (AWS SigV4), called for every attempt."""
 
 _E = TypeVar("_E", bound=ToolwireError)
 
@@ -79,6 +82,7 @@ class HttpTransport:
         max_connections: Connections open at once to this endpoint, idle ones kept for reuse
             included (`None`: no cap, what a gateway needs for its concurrent streams). The
             default is httpx's: 100 open, 20 kept idle.
+        signer: Signs each request as it is sent (its signature covers the body and the time).
     """
 
     def __init__(
@@ -92,10 +96,12 @@ class HttpTransport:
         deadline: float | None = None,
         max_connections: int | None = 100,
         address_hint: str = "OpenAI-compatible servers usually end in /v1, e.g. http://localhost:8000/v1",
+        signer: Signer | None = None,
     ) -> None:
         import httpx2  # noqa: F401 - fail early, at client creation, when httpx2 is missing
 
         self.address_hint = address_hint
+        self.signer = signer
         self.deadline = deadline
         self.provider = provider
         self.retry = retry or RetryPolicy()
@@ -285,8 +291,9 @@ class HttpTransport:
             content, sent = dumps(body).encode(), {"content-type": "application/json"} | sent
         while True:
             pool = self._pool()
+            signed = sent if self.signer is None else sent | dict(self.signer(url, content or b"", sent))
             try:
-                request = post_request(pool, _parsed_url(url), content or b"", sent)
+                request = post_request(pool, _parsed_url(url), content or b"", signed)
                 response = await pool.send(request, stream=True)
             except (
                 httpx2.ConnectError,

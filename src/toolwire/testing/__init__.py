@@ -1,7 +1,7 @@
 """Test doubles toolwire ships: a loopback HTTP server and an in-process scripted model.
 
 - `ScriptedServer`: a real HTTP server on 127.0.0.1 speaking the openai, openai-responses,
-  anthropic, gemini and ollama wire protocols (streaming included), replaying a script of
+  anthropic, gemini, ollama and bedrock wire protocols (streaming included), replaying a script of
   turns and recording every request. Point any client at `server.base_url`.
 - `ScriptedModel`: the same client interface with no socket and no codec round trip.
 - Turns: a `Response` (see `reply`), a `str`, `ErrorReply`, `DropStream`, `Delay`,

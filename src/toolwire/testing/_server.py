@@ -2,8 +2,9 @@
 
 Routes by path suffix, so any base URL pointing at the server works: `/chat/completions`
 (openai), `/responses` (openai-responses), `/messages` (anthropic), `:generateContent` and
-`:streamGenerateContent` (gemini, Vertex paths included), `/api/chat` (ollama). Each
-incoming body is decoded with the codec's `decode_request`; each reply is rendered with
+`:streamGenerateContent` (gemini, Vertex paths included), `/api/chat` (ollama),
+`/model/{modelId}/converse` and `/converse-stream` (bedrock, streamed as an AWS event stream).
+Each incoming body is decoded with the codec's `decode_request`; each reply is rendered with
 `encode_response` / `encode_stream`. Uses only the standard library's `http.server`.
 """
 
@@ -15,6 +16,7 @@ import json
 import socket
 import threading
 import time
+import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from toolwire.codecs import get_codec
+from toolwire.http import EVENTSTREAM_MEDIA_TYPE, encode_event
 from toolwire.testing._script import Delay, DropStream, ErrorReply, RawReply, Turn, reply, resolve_turn
 from toolwire.types import Request, Response, Usage
 
@@ -51,10 +54,14 @@ def _ollama_error(status: int, message: str) -> dict[str, Any]:
     return {"error": message}
 
 
+def _bedrock_error(status: int, message: str) -> dict[str, Any]:
+    return {"message": message}
+
+
 @dataclass(frozen=True, slots=True)
 class _Route:
     codec: str
-    framing: Literal["sse", "sse-named", "ndjson"]
+    framing: Literal["sse", "sse-named", "ndjson", "eventstream"]
     error_body: Callable[[int, str], dict[str, Any]]
     done_marker: bool = False
     stream_default: bool = False
@@ -67,6 +74,8 @@ _ROUTES: tuple[tuple[str, _Route], ...] = (
     (":generateContent", _Route("gemini", "sse", _gemini_error)),
     (":streamGenerateContent", _Route("gemini", "sse", _gemini_error, stream_default=True)),
     ("/api/chat", _Route("ollama", "ndjson", _ollama_error, stream_default=True)),  # Ollama streams by default
+    ("/converse", _Route("bedrock", "eventstream", _bedrock_error)),
+    ("/converse-stream", _Route("bedrock", "eventstream", _bedrock_error, stream_default=True)),
 )
 
 
@@ -86,6 +95,8 @@ class RecordedRequest:
         codec: The wire format the path selected (`None` for unknown paths).
         request: The body decoded by that codec's `decode_request` (`None` if it could not be).
         decode_error: Why decoding failed, if it did.
+        stream: Whether the request asked for a stream.
+        raw_body: The body's bytes as they arrived (what a request signature covers).
     """
 
     path: str
@@ -95,6 +106,7 @@ class RecordedRequest:
     request: Request | None = None
     decode_error: str | None = None
     stream: bool = False
+    raw_body: bytes = b""
 
 
 # the server
@@ -148,6 +160,8 @@ class ScriptedServer:
         kwargs.setdefault("retry_max_delay", 0.01)
         if target.startswith("vertex:"):
             kwargs.setdefault("project", "test-project")
+        if target.startswith("bedrock:"):
+            kwargs.setdefault("region", "us-east-1")
         return connect_http(target, base_url=self.base_url, **kwargs)
 
     def start(self) -> Self:
@@ -243,6 +257,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         route = _route_for(self.path)
         record = self._record(route, body)
+        record.raw_body = raw
         if route is None:
             self._send_json(404, {"error": {"message": f"ScriptedServer has no route for {self.path!r}."}}, {})
             return
@@ -269,6 +284,8 @@ class _Handler(BaseHTTPRequestHandler):
                 record.request = get_codec(route.codec).decode_request(body)
             except Exception as exc:  # a test double must record what it could not read, not crash
                 record.decode_error = f"{type(exc).__name__}: {exc}"
+            if record.request is not None and route.codec == "bedrock":  # the model id is in the path
+                record.request.model = _bedrock_model(self.path)
         with self.owner._lock:
             self.owner.request_count += 1
             if self.owner.keep_requests:
@@ -301,6 +318,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(500, route.error_body(500, f"ScriptedServer cannot answer with {turn!r}."), headers)
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str]) -> None:
+        if status >= 400 and "/converse" in self.path:  # Bedrock names the error type in a header
+            headers = {"x-amzn-errortype": f"ScriptedError{status}"} | headers
         if isinstance(payload, str):
             self._send_bytes(status, payload, "text/plain", headers)
         else:
@@ -320,7 +339,9 @@ class _Handler(BaseHTTPRequestHandler):
         self, route: _Route, events: list[dict[str, Any]], headers: dict[str, str], *, end: bool, clean: bool
     ) -> None:
         self.send_response(200)
-        content_type = "application/x-ndjson" if route.framing == "ndjson" else "text/event-stream"
+        content_type = {"ndjson": "application/x-ndjson", "eventstream": EVENTSTREAM_MEDIA_TYPE}.get(
+            route.framing, "text/event-stream"
+        )
         self.send_header("content-type", content_type)
         self.send_header("transfer-encoding", "chunked")
         for name, value in headers.items():
@@ -336,8 +357,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # no final chunk: the client sees the body cut mid-way
         self.wfile.flush()
 
-    def _chunk(self, text: str) -> None:
-        data = text.encode()
+    def _chunk(self, text: str | bytes) -> None:
+        data = text.encode() if isinstance(text, str) else text
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
 
@@ -357,7 +378,15 @@ def _complete(response: Response, request: Request, request_id: str) -> Response
     )
 
 
-def _frame(route: _Route, event: dict[str, Any]) -> str:
+def _bedrock_model(path: str) -> str:
+    """The model id of a `/model/{modelId}/converse[-stream]` path, decoded."""
+    bare = path.split("?", 1)[0]
+    return urllib.parse.unquote(bare.rpartition("/model/")[2].rpartition("/")[0])
+
+
+def _frame(route: _Route, event: dict[str, Any]) -> str | bytes:
+    if route.framing == "eventstream":
+        return encode_event(event)
     data = json.dumps(event)
     if route.framing == "ndjson":
         return data + "\n"

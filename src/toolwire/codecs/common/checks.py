@@ -68,7 +68,7 @@ def usage_problem(usage: Usage | None) -> str | None:
         return None
     if not isinstance(usage, Usage):
         return _not("usage", usage, "token counts")
-    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"):
+    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens", "cache_write_tokens"):
         value = getattr(usage, name)
         if value is None:
             continue
