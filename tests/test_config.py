@@ -204,7 +204,7 @@ def test_route_tables_are_read_in_order(tmp_path: Path) -> None:
         (
             '[[route]]\nmodel = "x"\ntarget = "ollama:q"\nmode = "text"\n',
             "Unknown key 'mode' in [[route]] 1 of {path!r}; known: model, target, base_url, api_key_env, tool_mode, "
-            "timeout, strategy, cooldown, targets.",
+            "timeout, strategy, cooldown, targets, parallel.",
         ),
         (
             '[[route]]\nmodel = "x"\ntarget = "ollama:q"\ntool_mode = "json"\n',

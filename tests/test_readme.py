@@ -109,3 +109,46 @@ def test_install_hints_use_the_checkout_form_since_toolwire_is_not_on_pypi() -> 
     assert "pip install -e '.[cli,serve]'" in TEXT
     for status in ("0 when", "1 on a runtime failure", "2 on a usage", "3 when the run did not finish", "130 when"):
         assert status in TEXT
+
+
+def _extras() -> dict[str, list[str]]:
+    import tomllib
+
+    with (README.parent / "pyproject.toml").open("rb") as file:
+        extras: dict[str, list[str]] = tomllib.load(file)["project"]["optional-dependencies"]
+    return extras
+
+
+def test_the_install_line_lists_every_extra() -> None:
+    [line] = [line for line in TEXT.splitlines() if line.startswith("python3 -m venv .venv && ")]
+    listed = line.split("# extras:", 1)[1].split()
+    assert sorted(listed) == sorted(_extras())
+
+
+def test_the_tracing_example_needs_only_the_otel_extra() -> None:
+    """Every module the example imports comes with a distribution the `otel` extra installs.
+
+    (`opentelemetry` is a namespace package: `from opentelemetry import trace` is the API's module.)
+    """
+    from importlib import metadata
+
+    section = TEXT.split("### Tracing (OpenTelemetry)\n", 1)[1].split("\n## ", 1)[0]
+    [block] = re.findall(r"^```python\n(.*?)^```", section, re.DOTALL | re.MULTILINE)
+    imports = re.findall(r"^from (\S+) import (\w+)", block, re.M)
+    modules = {f"{m}.{name}" if m == "opentelemetry" else m for m, name in imports if not m.startswith("toolwire")}
+    wanted = {re.split(r"[<>=;\[ ]", requirement, maxsplit=1)[0] for requirement in _extras()["otel"]}
+
+    def provider(module: str) -> str:
+        path = module.replace(".", "/")
+        for dist in metadata.distributions():
+            if any(str(f) in (f"{path}/__init__.py", f"{path}.py") for f in dist.files or ()):
+                return str(dist.metadata["Name"])
+        raise AssertionError(f"no installed distribution provides {module}")
+
+    assert modules == {
+        "opentelemetry.trace",
+        "opentelemetry.sdk.trace",
+        "opentelemetry.sdk.trace.export",
+        "opentelemetry.sdk.trace.export.in_memory_span_exporter",
+    }
+    assert {provider(m) for m in modules} <= wanted

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests._providers import KEY, WEATHER, Case, call_reply, cases, text_reply
@@ -26,7 +28,7 @@ async def test_a_tool_round_trip_keeps_the_history(case: Case) -> None:
     turns = [call_reply(), text_reply("Paris 18C, Tokyo 22C.")]
     with ScriptedServer(turns) as server:
         async with server.connect(f"{case.provider}:m-1", api_key=KEY, **case.options) as client:
-            session = client.session(system="Be brief.")
+            session = client.session(system="Be brief.", tool_mode="native")  # (llamacpp's own is constrained)
             first = await session.send_with_tools("Weather in Paris and Tokyo?", [WEATHER])
             assert [c.arguments["city"] for c in session.pending_calls] == ["Paris", "Tokyo"]
             calls = first.tool_calls
@@ -120,3 +122,19 @@ def test_sync_twins() -> None:
     assert [t.name for t in model.requests[1].tools] == ["get_weather"]
     assert model.requests[2].tools == []
     model.close()
+
+
+async def test_a_client_that_knows_its_server_picks_the_tool_mode_that_works_there() -> None:
+    """llama-server drops tools a model's template cannot render: its profile says constrained."""
+    from toolwire.agent import Agent
+
+    with ScriptedServer([json.dumps([{"name": "get_weather", "arguments": {"city": "Paris"}}])]) as server:
+        async with server.connect("llamacpp:m-1") as client:
+            assert (client.preferred_tool_mode, client.session().tool_mode) == ("constrained", "constrained")
+            assert Agent(client, []).tool_mode == "constrained"
+            first = await client.session().send_with_tools("Weather in Paris?", [WEATHER])
+        async with server.connect("openai:m-1", api_key=KEY) as other:
+            assert (other.preferred_tool_mode, Agent(other, []).tool_mode) == ("native", "native")
+    assert [(c.name, c.arguments) for c in first.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert server.requests[0].body["response_format"]["type"] == "json_schema"
+    assert "tools" not in server.requests[0].body

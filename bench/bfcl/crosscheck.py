@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from toolwire.evals import CATEGORIES, check_calls, load_cases
+from toolwire.evals import CATEGORIES, DEFAULT_CATEGORIES, check_calls, load_cases
 
 
 def _bfcl_checker() -> Any:
@@ -38,13 +38,16 @@ def _bfcl_checker() -> Any:
     sys.modules["bfcl_eval.constants.model_config"] = stub
     from bfcl_eval.constants.enums import Language
     from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
+    from bfcl_eval.utils import is_empty_output
 
     def check(category: str, functions: list[dict[str, Any]], calls: list[dict[str, Any]], answer: list[Any]) -> bool:
         if "irrelevance" in category:  # eval_runner's relevance rule: no call decoded
-            from bfcl_eval.utils import is_empty_output
-
             return bool(is_empty_output(calls))
-        return bool(ast_checker(functions, calls, answer, Language.PYTHON, category, "stub")["valid"])
+        if "relevance" in category:  # live_relevance: any call decoded
+            return not is_empty_output(calls)
+        language = Language.JAVA if category.endswith("java") else Language.PYTHON
+        language = Language.JAVASCRIPT if category.endswith("javascript") else language
+        return bool(ast_checker(functions, calls, answer, language, category, "stub")["valid"])
 
     return check
 
@@ -141,13 +144,20 @@ def main() -> int:
     args = parser.parse_args()
     bfcl = _bfcl_checker()
     rng = random.Random(args.seed)
-    cases = {case.id: case for case in load_cases(CATEGORIES, limit=args.limit)}
+    recorded = _recorded(args.recorded)
+    unknown = sorted({category for category, _, _ in recorded} - set(CATEGORIES))
+    if unknown:
+        parser.error(f"--from holds categories toolwire eval does not score: {', '.join(unknown)}")
+    derived = [c for c in load_cases(DEFAULT_CATEGORIES, limit=args.limit)]
+    work = [(case, calls, "derived") for case in derived for calls in _outputs(case, rng)]
+    wanted = sorted({category for category, _, _ in recorded})
+    cases = {case.id: case for case in load_cases(wanted)}  # every case of each recorded category
+    missing = [case_id for _, case_id, _ in recorded if case_id not in cases]
+    if missing:
+        parser.error(f"--from holds {len(missing)} case ids the BFCL data lack, e.g. {missing[0]!r}")
+    work += [(cases[case_id], calls, "recorded") for _, case_id, calls in recorded]
     checked: Counter[str] = Counter()
     disagreements = []
-    work = [(case, calls, "derived") for case in cases.values() for calls in _outputs(case, rng)]
-    for _category, case_id, calls in _recorded(args.recorded):
-        if case_id in cases:
-            work.append((cases[case_id], calls, "recorded"))
     for case, calls, source in work:
         ours = check_calls(case.category, case.functions, calls, case.possible_answer).valid
         theirs = bfcl(case.category, case.functions, copy.deepcopy(calls), case.possible_answer)

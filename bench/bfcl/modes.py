@@ -135,8 +135,8 @@ def common_subset(reports: dict[str, dict[str, Any]], limits: dict[str, int]) ->
     within the first `limits[category]` cases of each category."""
 
     def wanted(case_id: str) -> bool:
-        category, _, index = case_id.rpartition("_")
-        return int(index) < limits.get(category, 0)
+        category, _, index = case_id.rpartition("_")  # live ids end in `_<n>-<group>-<item>`
+        return int(index.split("-", 1)[0]) < limits.get(category, 0)
 
     ids = set.intersection(*({r["id"] for r in report["results"] if wanted(r["id"])} for report in reports.values()))
     return {mode: [CaseResult(**r) for r in report["results"] if r["id"] in ids] for mode, report in reports.items()}

@@ -291,6 +291,11 @@ class BaseClient(ABC):
         """
         return PORTABLE
 
+    @property
+    def preferred_tool_mode(self) -> ToolMode:
+        """The tool mode an `Agent` or session takes unless told (`native` unless the client knows its server)."""
+        return "native"
+
     def build_request(
         self,
         messages: str | Sequence[Message],
@@ -361,10 +366,10 @@ class BaseClient(ABC):
                 self.run_sync(aclose())
 
     def session(
-        self, system: str | None = None, tools: Sequence[ToolLike] | None = None, tool_mode: ToolMode = "native"
+        self, system: str | None = None, tools: Sequence[ToolLike] | None = None, tool_mode: ToolMode | None = None
     ) -> Session:
-        """Start a stateful conversation (see `toolwire.session.Session`)."""
-        return Session(self, system=system, tools=tools, tool_mode=tool_mode)
+        """Start a stateful conversation (see `toolwire.session.Session`; mode: `preferred_tool_mode`)."""
+        return Session(self, system=system, tools=tools, tool_mode=tool_mode or self.preferred_tool_mode)
 
     async def _aclose_resources(self) -> None:
         """Release what the subclass holds on the running loop (nothing by default)."""

@@ -31,7 +31,7 @@ def connect(
     `env` and the others `toolwire.copilot.connect_copilot` lists). `scripted:<name>` (or
     `scripted-<wire>:<name>`, `wire` one of openai, openai-responses, anthropic, gemini, ollama)
     starts the offline scripted model in-process, as the CLI and gateway do: no network, no key;
-    it stops when the client closes.
+    it stops when the client closes (option: `parallel`, its calls per turn).
     """
     name, _, copilot_model = target.partition(":")
     if name in SCRIPTED_PROVIDERS:
@@ -49,8 +49,8 @@ def connect(
     return connect_copilot(copilot_model, token=api_key, timeout=timeout, **options)
 
 
-def _connect_offline(provider: str, model: str, **options: Any) -> BaseClient:
-    offline = OfflineModel(provider).__enter__()
+def _connect_offline(provider: str, model: str, *, parallel: int | None = None, **options: Any) -> BaseClient:
+    offline = OfflineModel(provider, parallel=parallel).__enter__()
     try:
         client = offline.connect(model or SCRIPTED_MODEL, **options)
     except BaseException:

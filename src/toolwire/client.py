@@ -15,7 +15,7 @@ import importlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractContextManager, aclosing
-from typing import Any, TypeVar, assert_never
+from typing import TYPE_CHECKING, Any, TypeVar, assert_never, cast
 
 from toolwire._address import (
     PARAM_OPTIONS,
@@ -35,6 +35,7 @@ from toolwire.providers import PROVIDERS, Provider
 from toolwire.schema import PORTABLE, SchemaSupport
 from toolwire.telemetry import ChatSpan, chat_span
 from toolwire.toolmodes import OUTPUT_STRATEGIES, OutputStrategy
+from toolwire.textcalls import TOOL_MODES, ToolMode
 from toolwire.types import (
     AssistantMessage,
     AssistantPart,
@@ -192,6 +193,12 @@ class Client(BaseClient):
         """How a typed reply can be asked of this server, the default first, as its codec (and profile) says."""
         named = getattr(self.codec, "output_strategies", ("prompted",))
         return _ordered(named) or ("prompted",)
+
+    @property
+    def preferred_tool_mode(self) -> ToolMode:
+        """The tool mode an `Agent` or session takes unless told: the server profile's, else `native`."""
+        mode = getattr(self.codec, "preferred_tool_mode", "native")
+        return cast(ToolMode, mode) if mode in TOOL_MODES else "native"
 
     async def complete_request(self, request: Request) -> Response:
         """Send a neutral `Request` as it is (its `model` included) and decode the reply."""

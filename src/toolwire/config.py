@@ -222,6 +222,7 @@ _TARGET: dict[str, tuple[_Check, str]] = {
     "tool_mode": _MODE,
     "weight": (_is_positive_number, "a number > 0"),
     "timeout": (_is_positive_number, "a number of seconds > 0"),
+    "parallel": (_is_positive, "a whole number >= 1"),
 }
 _ROUTE: dict[str, tuple[_Check, str]] = {
     "model": _STR,
@@ -233,8 +234,9 @@ _ROUTE: dict[str, tuple[_Check, str]] = {
     "strategy": _one_of(*STRATEGIES),
     "cooldown": (_is_positive_number, "a number of seconds > 0"),
     "targets": (_is_tables, "an array of tables ([[route.targets]])"),
+    "parallel": (_is_positive, "a whole number >= 1"),
 }
-_INHERITED = ("tool_mode", "timeout")
+_INHERITED = ("tool_mode", "timeout", "parallel")
 _SECTIONS: dict[str, dict[str, tuple[_Check, str]]] = {
     "provider": {
         "name": _STR,

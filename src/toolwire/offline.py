@@ -7,10 +7,16 @@ high risk), search the code (`grep`), then answer. The plan restarts at every ne
 `chat` works too. When the tools are described in the prompt instead (text mode) the same calls
 are written as `TOOL_CALL:` lines for the text parser.
 
-Offered other tools (a client of `toolwire serve`), it calls the first one with example
-arguments built from its parameters, then answers with what the tool returned; asked without
-tools, it answers in one line. Either way a client sees every step of a tool-calling loop
-without a model.
+Offered other tools (a client of `toolwire serve`), it makes one round trip: it calls tools
+with example arguments built from their parameters, then answers with what they returned (a
+conversation that already holds results is answered, never called on again). Which tools: the
+one `tool_choice` names; else those the prompt names (each once, in parallel, in the prompt's
+order); else the first. How many calls: one per chosen tool, or `parallel` (cycling through
+them); `parallel_tool_calls: false` makes it one. `tool_choice: "none"`, or no tools, gets a
+one-line answer. A prompt that is one of its own example values (`"example"`: a sub-agent it
+started with one of its calls, as Claude Code's `Agent` tool does) is answered, not called on,
+so agents that nest conversations end too. Either way a client sees every step of a
+tool-calling loop without a model.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from toolwire.textcalls import TOOL_CALL_PREFIX, example_arguments, result_text
 from toolwire.types import (
     AssistantMessage,
     Message,
+    NamedToolChoice,
     Request,
     Response,
     SystemMessage,
@@ -78,11 +85,18 @@ class OfflineModel:
     Args:
         provider: A key of `SCRIPTED_PROVIDERS`.
         keep_requests: Record every request (for `report`); batch runs keep only the count.
+        parallel: Calls per turn for a client's own tools (default: one per tool chosen).
+
+    Raises:
+        ValueError: For a `parallel` below 1.
     """
 
-    def __init__(self, provider: str, *, keep_requests: bool = True) -> None:
+    def __init__(self, provider: str, *, keep_requests: bool = True, parallel: int | None = None) -> None:
         from toolwire.testing import ScriptedServer
 
+        if parallel is not None and parallel < 1:
+            raise ValueError(f"parallel must be a whole number of calls >= 1, got {parallel!r}.")
+        self.parallel = parallel
         self.wire = SCRIPTED_PROVIDERS[provider]
         self._folder = tempfile.TemporaryDirectory(prefix="toolwire-demo-")
         self.root = Path(self._folder.name)
@@ -125,7 +139,7 @@ class OfflineModel:
         if _DEMO_TOOLS <= {t.name for t in request.tools} or (in_prompt and _demo_tools_in_prompt(request)):
             text, calls = _STEPS[min(step, len(_STEPS) - 1)](prompt, outputs)
         else:
-            text, calls = _any_tools(prompt, outputs, request.tools)
+            text, calls = _any_tools(request, self.parallel)
         ids = [ToolCall(id=f"call_{len(request.messages)}_{i}", name=n, arguments=a) for i, (n, a) in enumerate(calls)]
         if not in_prompt or not ids:
             return reply(text, ids)
@@ -163,17 +177,60 @@ def _progress(messages: list[Message]) -> tuple[str, int, list[_Output]]:
     return prompt, step, outputs
 
 
-def _any_tools(prompt: str, outputs: list[_Output], tools: list[ToolDefinition]) -> _Plan:
-    """A client's own tools: call the first once with example arguments, then say what it returned."""
+def _any_tools(request: Request, parallel: int | None) -> _Plan:
+    """A client's own tools: one round of calls with example arguments, then say what they returned.
+
+    The prompt is the last text of the latest user message: agents put their own notes (Claude
+    Code's `<system-reminder>` blocks) before what the user typed. Results anywhere in the
+    conversation end it, so an agent's later notices get an answer, not another round.
+    """
+    prompt = _asked(request.messages)
     shown = prompt if len(prompt) <= 60 else prompt[:59] + "…"
+    outputs = _progress([m for m in request.messages if not _is_prompt(m)])[2]  # the whole conversation's
     if outputs:
-        said = outputs[-1].text if len(outputs[-1].text) <= 200 else outputs[-1].text[:199] + "…"
-        return f"The offline scripted model called {outputs[-1].name}, which returned: {said}", []
-    if not tools:
+        said = "; ".join(_said(o) for o in outputs[-_MAX_SAID:])
+        return f"The offline scripted model called {_names(outputs)}, which returned: {said}", []
+    if not request.tools or request.tool_choice == "none":
         return f"Hello from the offline scripted model (no model, no key). You said: {shown!r}", []
-    tool = tools[0]
-    text = f"I am the offline scripted model: I call {tool.name} with example arguments."
-    return text, [(tool.name, example_arguments(tool))]
+    if prompt.strip() in _EXAMPLE_PROMPTS and not isinstance(request.tool_choice, NamedToolChoice):
+        return "The offline scripted model answers its own example prompt without calling tools.", []
+    tools = _chosen(prompt, request)
+    count = 1 if request.parallel_tool_calls is False else parallel or len(tools)
+    picked = [tools[i % len(tools)] for i in range(count)]
+    text = f"I am the offline scripted model: I call {_names(picked)} with example arguments."
+    return text, [(tool.name, example_arguments(tool)) for tool in picked]
+
+
+_MAX_SAID = 8
+_EXAMPLE_PROMPTS = frozenset({"example"})
+"""What `example_arguments` puts in a string: a prompt that is one of these came from a call of ours."""
+
+
+def _asked(messages: list[Message]) -> str:
+    prompt = next((m for m in reversed(messages) if _is_prompt(m)), None)
+    if not isinstance(prompt, UserMessage):
+        return ""
+    if isinstance(prompt.content, str):
+        return prompt.content
+    return next((p.text for p in reversed(prompt.content) if isinstance(p, TextPart) and p.text.strip()), "")
+
+
+def _chosen(prompt: str, request: Request) -> list[ToolDefinition]:
+    """The tool `tool_choice` names; else those the prompt names, in its order; else the first."""
+    by_name = {tool.name: tool for tool in request.tools}
+    if isinstance(request.tool_choice, NamedToolChoice) and request.tool_choice.name in by_name:
+        return [by_name[request.tool_choice.name]]
+    places = {name: m.start() for name in by_name if (m := re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", prompt))}
+    return [by_name[name] for name in sorted(places, key=places.__getitem__)] or request.tools[:1]
+
+
+def _names(items: list[_Output] | list[ToolDefinition]) -> str:
+    names = list(dict.fromkeys(item.name for item in items))
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _said(output: _Output) -> str:
+    return output.text if len(output.text) <= 200 else output.text[:199] + "…"
 
 
 def _is_prompt(message: Message) -> bool:

@@ -64,9 +64,11 @@ class TargetSettings:
         weight: Its share of a `balance` route's traffic, relative to the others' (up to `MAX_WEIGHT`).
         timeout: Seconds the upstream has to connect and send its reply's first byte, and then
             between two reads; past it the route's next target is asked (`DEFAULT_TIMEOUT`).
+        parallel: For the offline scripted model only: calls per turn (`toolwire.offline`).
 
     Raises:
-        ValueError: For a tool mode, weight or timeout out of range.
+        ValueError: For a tool mode, weight, timeout or `parallel` out of range, or `parallel`
+            on a target that is not the offline scripted model.
     """
 
     target: str
@@ -75,8 +77,10 @@ class TargetSettings:
     tool_mode: ToolMode = "native"
     weight: float = 1.0
     timeout: float | None = DEFAULT_TIMEOUT
+    parallel: int | None = None
 
     def __post_init__(self) -> None:
+        _check_parallel(self.target, self.parallel)
         if self.tool_mode not in TOOL_MODES:
             raise ValueError(f"Target {self.target!r}: tool_mode must be one of {TOOL_MODES}, got {self.tool_mode!r}.")
         check_range(f"Target {self.target!r}", "weight", self.weight, MAX_WEIGHT)
@@ -104,9 +108,11 @@ class RouteSettings:
         cooldown: Seconds a target that keeps failing rests, up to `MAX_COOLDOWN` (an upstream's
             `Retry-After` wins, read within bounds).
         targets: Several upstreams, instead of `target`.
+        parallel: For the offline scripted model only: calls per turn (`toolwire.offline`).
 
     Raises:
-        ValueError: For an unknown strategy, or a timeout or cool-down out of range.
+        ValueError: For an unknown strategy, a timeout or cool-down out of range, or a `parallel`
+            that does not apply.
     """
 
     model: str
@@ -118,10 +124,22 @@ class RouteSettings:
     strategy: Strategy = "fallback"
     cooldown: float = 30.0
     targets: Sequence[TargetSettings] = ()
+    parallel: int | None = None
 
     def __post_init__(self) -> None:
+        if self.target is not None:
+            _check_parallel(self.target, self.parallel)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"Route {self.model!r}: strategy must be one of {STRATEGIES}, got {self.strategy!r}.")
         check_range(f"Route {self.model!r}", "cooldown", self.cooldown, MAX_COOLDOWN, zero=True)
         if self.timeout is not None:
             check_range(f"Route {self.model!r}", "timeout", self.timeout, MAX_TIMEOUT)
+
+
+def _check_parallel(target: str, parallel: int | None) -> None:
+    if parallel is None:
+        return
+    if not target.startswith("scripted"):
+        raise ValueError(f"Target {target!r}: parallel applies only to the offline scripted model (scripted:<name>).")
+    if parallel < 1:
+        raise ValueError(f"Target {target!r}: parallel must be a whole number of calls >= 1, got {parallel!r}.")

@@ -77,7 +77,7 @@ async def test_low_risk_calls_overlap_high_risk_run_alone_results_in_model_order
     SPANS.clear()
     calls = [call("change", 0, key="a"), call("look", 1, key="b"), call("look", 2, key="c"), call("change", 3, key="d")]
     model = make([reply("working", calls), reply("all done")])
-    result = await Agent(model, [look, change]).run("go")
+    result = await Agent(model, [look, change], reviewer=AutoApprove()).run("go")
 
     assert result.stop_reason == "end_turn" and result.text == "all done" and result.turns == 2
     assert overlaps(SPANS["look:b"], SPANS["look:c"])
@@ -277,3 +277,26 @@ def test_bad_settings_are_clear_errors() -> None:
         Agent(ScriptedModel(), [look], tool_mode="magic")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="Two tools are named 'look'"):
         Agent(ScriptedModel(), [look, look])
+
+
+async def test_without_a_reviewer_a_tool_declared_high_risk_is_refused_and_an_undeclared_one_runs() -> None:
+    @tool(risk="high")
+    def delete(path: str) -> str:
+        """Delete a file."""
+        return f"deleted {path}"
+
+    @tool
+    def note(text: str) -> str:
+        """Keep a note."""
+        return f"noted {text}"
+
+    with pytest.raises(ValueError, match=r"^Tools \['delete'\] are declared risk='high' and the agent has no reviewer"):
+        Agent(ScriptedModel(["unused"]), [note, delete])
+    assert (note.risk, note.risk_declared, delete.risk_declared) == ("high", False, True)
+    call = ToolCall(id="c1", name="note", arguments={"text": "hi"})
+    result = await Agent(ScriptedModel([reply("", [call]), "Done."]), [note]).run("go")
+    assert [(r.call.name, r.approved, r.result.value) for r in result.calls] == [("note", True, "noted hi")]
+    approved = await Agent(ScriptedModel([reply("", [call]), "Done."]), [note, delete], reviewer=AutoApprove()).run(
+        "go"
+    )
+    assert approved.text == "Done."

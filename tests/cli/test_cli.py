@@ -589,3 +589,78 @@ def test_run_in_constrained_mode_reads_calls_from_the_json_the_server_was_held_t
     assert second["messages"][-2]["content"] == json.dumps(call)
     assert second["messages"][-1]["content"].endswith("     1\thi from the file")
     assert "response_format" not in answer and answer["messages"][1:] == second["messages"][1:]
+
+
+def test_a_mistyped_subcommand_or_option_gets_a_guess(tmp_path: Path) -> None:
+    command = toolwire("tols", cwd=tmp_path)
+    option = toolwire("run", "--base_url", "http://127.0.0.1:9/v1", "hi", cwd=tmp_path)
+    assert (command.returncode, option.returncode) == (2, 2)
+    assert command.stderr == (
+        "toolwire: error: argument COMMAND: invalid choice: 'tols' (choose from 'chat', 'run', 'tools', 'convert', "
+        "'batch', 'serve', 'mcp-server', 'eval'); did you mean 'tools'? (see toolwire --help)\n"
+    )
+    assert option.stderr == (
+        "toolwire: error: unrecognized arguments: --base_url; did you mean '--base-url'? (see toolwire --help)\n"
+    )
+
+
+def test_tools_into_a_pipe_nobody_reads_ends_quietly(tmp_path: Path) -> None:
+    """`toolwire tools | head`: the reader is gone before the listing is written (its end closed first)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolwire.cli", "tools"],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=cli_env(tmp_path),
+            timeout=30,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_serve_without_routes_prints_a_line_that_makes_one(tmp_path: Path) -> None:
+    from tests.gateway.serve_process import ServeProcess
+
+    done = toolwire("serve", cwd=tmp_path)
+    assert done.returncode == 2
+    printf = done.stderr.split(" e.g. ", 1)[1].split(" (the offline", 1)[0]
+    assert printf.startswith("printf '[[route]]") and printf.endswith("> toolwire.toml")
+    subprocess.run(["bash", "-c", printf], cwd=tmp_path, check=True)
+    with ServeProcess(tmp_path / "toolwire.toml") as gateway:
+        assert gateway.banner[2] == "  * -> scripted:demo (offline scripted model, in-process, no key)"
+
+
+GEMINI_BODY = '{"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}'
+
+
+def test_convert_detects_the_input_format_and_wants_a_model_where_the_target_carries_one(tmp_path: Path) -> None:
+    anthropic_body = json.dumps(
+        {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}], "tools": [WEATHER_ANTHROPIC]}
+    )
+    detected = toolwire("convert", "--to", "openai", cwd=tmp_path, stdin=anthropic_body)
+    no_model = toolwire("convert", "--to", "openai", cwd=tmp_path, stdin=GEMINI_BODY)
+    named = toolwire("convert", "--to", "openai", "--model", "gpt-4o", cwd=tmp_path, stdin=GEMINI_BODY)
+    plain = toolwire("convert", "--to", "anthropic", cwd=tmp_path, stdin='{"model": "m", "messages": []}')
+    assert detected.returncode == 0, detected.stderr
+    assert json.loads(detected.stdout)["tools"][0]["function"]["name"] == "get_weather"
+    assert (no_model.returncode, no_model.stdout) == (2, "")
+    assert no_model.stderr == (
+        "toolwire: error: The gemini body names no model, and openai bodies carry one; pass --model NAME.\n"
+    )
+    assert (named.returncode, json.loads(named.stdout)["model"]) == (0, "gpt-4o")
+    assert plain.stderr == (
+        "toolwire: error: Cannot tell the input's format (a body of plain messages reads as openai, anthropic or "
+        "ollama alike); pass --from openai (or anthropic, ollama).\n"
+    )
+
+
+WEATHER_ANTHROPIC = {
+    "name": "get_weather",
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+}

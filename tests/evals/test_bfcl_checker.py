@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -173,3 +174,45 @@ def test_irrelevance_wants_no_call() -> None:
     assert check_calls("irrelevance", [PLAY], [{}], []).valid  # BFCL reads [{}] as no call
     verdict = check_calls("irrelevance", [PLAY], [{"play": {}}], [])
     assert (verdict.valid, verdict.kind) == (False, "irrelevance:called")
+
+
+def test_the_crosscheck_checks_every_recorded_category_and_refuses_unknown_ones(tmp_path: Path) -> None:
+    """`bench/bfcl/crosscheck.py --from` against BFCL's own checker, live, Java and JavaScript cases included."""
+    import json
+    import subprocess
+    import sys
+
+    def crosscheck(results: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:
+        path = tmp_path / "recorded.json"
+        path.write_text(json.dumps({"results": results}), encoding="utf-8")
+        return subprocess.run(
+            [sys.executable, "-m", "bench.bfcl.crosscheck", "--limit", "1", "--from", str(path)],
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    java = {"GeometryPresentation.createPresentation": {"controller": "mapController", "parent": "mapArea"}}
+    js = {"validateUserInput": {"inputField": "userInputField", "isComplete": "true"}}
+    done = crosscheck(
+        [
+            {"category": "live_simple", "id": "live_simple_0-0-0", "calls": []},
+            {"category": "simple_java", "id": "simple_java_0", "calls": [java]},
+            {"category": "simple_javascript", "id": "simple_javascript_0", "calls": [js]},
+            {"category": "live_relevance", "id": "live_relevance_0-0-0", "calls": [{"any": {}}]},
+        ]
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line.split() for line in done.stdout.splitlines() if line.startswith("recorded ")]
+    assert lines == [
+        ["recorded", "live_relevance", "valid", "1"],
+        ["recorded", "live_simple", "invalid", "1"],
+        ["recorded", "simple_java", "valid", "1"],
+        ["recorded", "simple_javascript", "valid", "1"],
+    ]
+    refused = crosscheck([{"category": "multi_turn_base", "id": "multi_turn_base_0", "calls": []}])
+    assert refused.returncode == 2
+    assert refused.stderr.splitlines()[-1] == (
+        "crosscheck.py: error: --from holds categories toolwire eval does not score: multi_turn_base"
+    )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from toolwire.evals import CATEGORIES, load_cases, to_json_schema
+import re
+
+from toolwire.evals import CATEGORIES, DEFAULT_CATEGORIES, load_cases, to_json_schema
 from toolwire.types import UserMessage
 
 
 def test_the_first_cases_of_each_category_load_with_api_safe_tools() -> None:
-    cases = list(load_cases(CATEGORIES, limit=2))
+    cases = list(load_cases(DEFAULT_CATEGORIES, limit=2))
     assert [c.id for c in cases] == [
         "simple_python_0",
         "simple_python_1",
@@ -58,3 +60,28 @@ def test_the_bfcl_dialect_becomes_json_schema() -> None:
         },
         "required": ["ratio"],
     }
+
+
+def test_every_single_turn_category_loads_and_the_others_are_refused_by_name() -> None:
+    import pytest
+
+    from toolwire.evals import BfclDataError
+
+    loaded = {c.category: c for c in load_cases(CATEGORIES, limit=1)}
+    assert list(loaded) == list(CATEGORIES)
+    assert loaded["live_relevance"].possible_answer == []  # no answer file: a call is the answer
+    java = loaded["simple_java"].tools[0]
+    assert java.parameters is not None
+    assert {p["type"] for p in java.parameters["properties"].values()} == {"string"}  # as BFCL asks
+    assert java.parameters["properties"]["controller"]["description"].endswith(
+        " This parameter can be of any type of Java object in string representation."
+    )
+    kinds = [("multi_turn_base", "multi-turn (several user turns against tools with state)"), ("web_search", "")]
+    for category, kind in kinds:
+        kind = kind or "multi-turn with a live web search"
+        with pytest.raises(
+            BfclDataError, match=re.escape(f"BFCL category '{category}' is {kind}, which toolwire eval")
+        ):
+            list(load_cases([category]))
+    with pytest.raises(BfclDataError, match=r"^Unknown BFCL category 'simple'; the categories are simple_python, "):
+        list(load_cases(["simple"]))

@@ -106,16 +106,19 @@ def play_model(request: Request) -> Turn:
     return "\n".join("TOOL_CALL: " + json.dumps({"name": n, "args": a}) for n, a in calls)
 
 
-def toolwire_eval(server: ScriptedServer | str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    url = server if isinstance(server, str) else server.base_url
-    at = ["--provider", "openai", "--model", "m", "--base-url", url + "/v1"]
+def toolwire_eval(
+    server: ScriptedServer | str | None, cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`toolwire eval bfcl` with the server (or a URL) as the model (`None`: no provider or model given)."""
+    url = server if isinstance(server, str) or server is None else server.base_url
+    at = [] if url is None else ["--provider", "openai", "--model", "m", "--base-url", url + "/v1"]
     return subprocess.run(
         [sys.executable, "-m", "toolwire.cli", "eval", "bfcl", *at, *args],
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        env=cli_env(cwd),
+        env=cli_env(cwd) | (env or {}),
         timeout=120,
     )
 
@@ -171,9 +174,103 @@ def test_plot_draws_a_png_and_missing_data_says_how_to_install_it(tmp_path: Path
     assert missing.returncode == 2
     assert missing.stderr == (
         f"toolwire: error: No BFCL data for category 'simple_python' at '{tmp_path / 'BFCL_v4_simple_python.json'}'; "
-        "the categories are simple_python, multiple, parallel, irrelevance "
-        "(data from `pip install --no-deps bfcl-eval`).\n"
+        "the categories are simple_python, simple_java, simple_javascript, multiple, parallel, parallel_multiple, "
+        "irrelevance, live_simple, live_multiple, live_parallel, live_parallel_multiple, live_irrelevance, "
+        "live_relevance (data from `pip install --no-deps bfcl-eval`).\n"
     )
+
+
+def test_without_a_provider_and_model_it_says_what_to_give_and_asks_nothing(tmp_path: Path) -> None:
+    done = toolwire_eval(None, tmp_path, "--limit", "1")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "toolwire: error: toolwire eval scores a model: give --provider and --model (and --base-url for a local "
+        "server), e.g. --provider llamacpp --model qwen3 --base-url http://127.0.0.1:8080/v1.\n"
+    )
+
+
+def test_plot_without_matplotlib_is_refused_before_the_run_with_the_install_line(tmp_path: Path) -> None:
+    data = write_data(tmp_path / "data")
+    hidden = tmp_path / "no-matplotlib" / "matplotlib"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError(\"No module named 'matplotlib'\")\n")
+    with ScriptedServer(play_model) as server:
+        env = {"PYTHONPATH": str(hidden.parent)}
+        done = toolwire_eval(server, tmp_path, "--data-dir", str(data), "--plot", "c.png", env=env)
+    assert (done.returncode, server.requests) == (2, [])
+    assert done.stderr == (
+        "toolwire: error: --plot draws with matplotlib, which is not installed: pip install -e '.[eval]'.\n"
+    )
+
+
+def test_the_table_names_provider_and_model_and_prints_milliseconds(tmp_path: Path) -> None:
+    data = write_data(tmp_path / "data")
+    with ScriptedServer(play_model) as server:
+        done = toolwire_eval(server, tmp_path, "--data-dir", str(data), "--categories", "multiple")
+    assert done.returncode == 0, done.stderr
+    assert "BFCL, openai:m, tool mode auto" in done.stdout
+    row = next(line for line in done.stdout.splitlines() if "multiple" in line)
+    assert row.rstrip(" │").endswith(" ms") and "0.00 s" not in done.stdout
+
+
+JAVA_FUNCTION = {
+    "name": "Cache.put",
+    "description": "Put a value.",
+    "parameters": {
+        "type": "dict",
+        "properties": {
+            "key": {"type": "String", "description": "The key."},
+            "size": {"type": "long", "description": "The size."},
+            "items": {"type": "ArrayList", "description": "Items.", "items": {"type": "integer"}},
+        },
+        "required": ["key", "size", "items"],
+    },
+}
+
+
+def test_java_and_live_relevance_cases_run_by_their_own_rules(tmp_path: Path) -> None:
+    """Java arguments come as Java source in strings, read by type; live_relevance wants any call."""
+    data = tmp_path / "data"
+    (data / "possible_answer").mkdir(parents=True)
+    cases = {
+        "simple_java": ("Put 3 items under 'k' with size 10.", [JAVA_FUNCTION]),
+        "live_relevance": ("Store the number 7.", [FACTORIAL]),
+    }
+    for category, (question, functions) in cases.items():
+        line = {"id": f"{category}_0-0-0", "question": [[{"role": "user", "content": question}]], "function": functions}
+        (data / f"BFCL_v4_{category}.json").write_text(json.dumps(line) + "\n")
+    answer = {"Cache.put": {"key": ["k"], "size": [10], "items": [[1, 2, 3]]}}
+    (data / "possible_answer" / "BFCL_v4_simple_java.json").write_text(
+        json.dumps({"id": "simple_java_0-0-0", "ground_truth": [answer]}) + "\n"
+    )
+    java_args = {"key": "k", "size": "10L", "items": "new ArrayList<>(Arrays.asList(1, 2, 3))"}
+
+    def model(request: Request) -> Turn:
+        if request.tools[0].name == "Cache_put":
+            assert request.tools[0].parameters is not None
+            assert {p["type"] for p in request.tools[0].parameters["properties"].values()} == {"string"}
+            return reply(tool_calls=[ToolCall(id="c1", name="Cache_put", arguments=java_args)])
+        return reply(tool_calls=[ToolCall(id="c1", name="math_factorial", arguments={"number": 7})])
+
+    with ScriptedServer(model) as server:
+        categories = "simple_java,live_relevance"
+        done = toolwire_eval(server, tmp_path, "--data-dir", str(data), "--categories", categories, "--json", "o.json")
+    assert done.returncode == 0, done.stderr
+    results = {r["id"]: (r["correct"], r["error"]) for r in json.loads((tmp_path / "o.json").read_text())["results"]}
+    assert results == {"simple_java_0-0-0": (True, ""), "live_relevance_0-0-0": (True, "")}
+
+
+async def test_in_text_mode_a_reply_without_a_call_parsed_nothing_unless_none_was_wanted() -> None:
+    from toolwire.evals import load_cases
+    from toolwire.evals._runner import run_case
+    from toolwire.testing import ScriptedModel
+
+    simple, irrelevant = (next(iter(load_cases([c], limit=1))) for c in ("simple_python", "irrelevance"))
+    prose = "I would rather not call anything."
+    asked = await run_case(ScriptedModel([prose]), simple, "text")
+    declined = await run_case(ScriptedModel([prose]), irrelevant, "text")
+    assert (asked.parsed, asked.correct) == (False, False)
+    assert (declined.parsed, declined.correct) == (True, True)
 
 
 @pytest.mark.parametrize("upstream", ["always-500", "unreachable"])

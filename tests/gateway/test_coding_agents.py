@@ -485,3 +485,19 @@ def test_the_readme_lines_work_through_toolwire_serve(tmp_path: Path) -> None:
     assert all("/models/gemini-2.5-flash:" in r.path for r in server.requests)
     assert {r.headers["x-goog-api-key"] for r in server.requests} == {"upstream-key-from-the-environment"}
     assert "upstream-key-from-the-environment" not in gateway.log
+
+
+@needs_claude
+def test_the_readmes_claude_line_against_the_offline_model_makes_one_round_trip(tmp_path: Path) -> None:
+    """Claude Code's first tool is `Agent`: the sub-agent it starts gets an answer, not another `Agent` call."""
+    config = tmp_path / "try.toml"
+    config.write_text('[[route]]\nmodel = "*"\ntarget = "scripted:demo"\n', encoding="utf-8")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "home").mkdir()
+    env, argv = assignments(readme_line("ANTHROPIC_BASE_URL="))
+    with ServeProcess(config) as gateway:
+        env["ANTHROPIC_BASE_URL"] = gateway.url
+        done = run([str(CLAUDE), *argv[1:]], tmp_path / "work", hermetic_env(tmp_path / "home") | env)
+    assert done.stdout.splitlines()[0].startswith("The offline scripted model called Agent, which returned: ")
+    requests = gateway.log.count("POST /v1/messages ")
+    assert 2 <= requests <= 8, gateway.log  # the prompt, the sub-agent, the answer, a notice or two; it was hundreds

@@ -94,3 +94,24 @@ def test_an_answer_after_no_call_reports_the_tokens_of_both_upstream_requests(
     lines = [json.loads(line) for line in answer.text.splitlines() if line.strip()]
     assert "".join(line["message"].get("content", "") for line in lines) == "Sunny."
     assert (lines[-1]["done"], lines[-1]["prompt_eval_count"], lines[-1]["eval_count"]) == (True, 420, 11)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_an_openai_client_reads_finish_reason_tool_calls_when_the_reply_became_calls(
+    gateway: Gateway, upstream: ScriptedServer, stream: bool
+) -> None:
+    """The upstream said `stop` (it wrote JSON text); the client's reply holds calls, so `tool_calls`."""
+    import openai
+
+    upstream.add(json.dumps(CALLS[:1]))
+    sdk = openai.OpenAI(base_url=gateway.url + "/v1", api_key=GATEWAY_KEY, max_retries=0)
+    tools: Any = [{"type": "function", "function": t} for t in TOOLS]
+    messages: Any = [{"role": "user", "content": "Weather in Paris?"}]
+    if stream:
+        chunks = list(sdk.chat.completions.create(model="small-model", messages=messages, tools=tools, stream=True))
+        reasons = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+    else:
+        reasons = [
+            sdk.chat.completions.create(model="small-model", messages=messages, tools=tools).choices[0].finish_reason
+        ]
+    assert reasons == ["tool_calls"]

@@ -64,7 +64,9 @@ def test_serve_needs_routes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     empty.write_text("[agent]\nmax_tool_turns = 3\n", encoding="utf-8")
     assert run_cli(["serve", "--config", str(empty)]) == 2
     assert capsys.readouterr().err == (
-        f"toolwire: error: No [[route]] tables ({empty}); add one per model pattern (see toolwire serve --help).\n"
+        f"toolwire: error: No [[route]] tables ({empty}); add one per model pattern to toolwire.toml, e.g. "
+        """printf '[[route]]\\nmodel = "*"\\ntarget = "scripted:demo"\\n' > toolwire.toml (the offline scripted """
+        'model; target = "openai:gpt-4o" or "vllm:NAME" with base_url for a real one).\n'
     )
 
 

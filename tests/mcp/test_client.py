@@ -23,7 +23,7 @@ from toolwire import Request, ToolCall, ToolResult, UserMessage
 from toolwire.agent import Agent, RunFinished, RunResult, ToolFinished, ToolStarted
 from toolwire.codecs import CODEC_NAMES, get_codec
 from toolwire.mcp import MCPServer, MCPServerError, open_servers
-from toolwire.reviewers import ReviewDecision, ReviewedTool
+from toolwire.reviewers import AutoApprove, ReviewDecision, ReviewedTool
 from toolwire.testing import ScriptedModel, reply
 
 
@@ -178,7 +178,7 @@ async def test_a_call_past_its_timeout_is_an_error_naming_the_server_and_the_ser
     server = MCPServer.stdio(probe_server[0], probe_server[1:], env={"PROBE_LOG": str(log)}, name="probe", timeout=1)
     model = ScriptedModel([reply("", [call("wait", 0, tag="t")]), reply("gave up")])
     async with server:
-        result = await Agent(model, server.tools).run("go")
+        result = await Agent(model, server.tools, reviewer=AutoApprove()).run("go")
         # On a busy machine the cancellation may reach the server before the call started there;
         # a call that did start must hear it (the next test shows that without a timer).
         for _ in range(600):
@@ -196,7 +196,7 @@ async def test_cancelling_a_run_sends_the_cancellation_to_the_server(tmp_path: P
     log = tmp_path / "probe.log"
     server = MCPServer.stdio(probe_server[0], probe_server[1:], env={"PROBE_LOG": str(log)})
     async with server:
-        agent = Agent(ScriptedModel([reply("", [call("wait", 0, tag="x")])]), server.tools)
+        agent = Agent(ScriptedModel([reply("", [call("wait", 0, tag="x")])]), server.tools, reviewer=AutoApprove())
         task = asyncio.create_task(agent.run("go"))
         for _ in range(600):
             if log.exists() and "started x" in log.read_text():
@@ -295,7 +295,7 @@ async def test_streamable_http_server_everything_through_the_agent(everything_se
         model = ScriptedModel([reply("", calls), reply("done")])
         async with MCPServer.http(f"http://127.0.0.1:{port}/mcp", {"X-Client": "toolwire-test"}) as server:
             assert server.name == "mcp-servers_everything"
-            result = await Agent(model, server.tools).run("go")
+            result = await Agent(model, server.tools, reviewer=AutoApprove()).run("go")
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -172,3 +172,35 @@ def test_calls_inside_thinking_stay_text() -> None:
     # DeepSeek-R1 distills often drop the opening tag; an unclosed <think> is still thinking.
     assert parse_tool_calls('TOOL_CALL: {"name": "a", "args": {}}\n</think>\nanswer')[1] == []
     assert parse_tool_calls('answer <think>TOOL_CALL: {"name": "a", "args": {}}')[1] == []
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("mode", ["text", "auto"])
+async def test_a_llama_server_harmony_capture_gives_the_call_and_its_analysis_as_thinking(
+    mode: str, stream: bool
+) -> None:
+    """gpt-oss on llama-server: the analysis channel first, no `<|start|>assistant` before it."""
+    from toolwire import toolmodes
+    from toolwire.testing import ScriptedModel
+    from toolwire.toolmodes import ModeState
+    from toolwire.types import Done, Request, ThinkingPart, ToolDefinition, UserMessage
+
+    capture = (
+        "<|channel|>analysis<|message|>The user wants the files listed; run ls."
+        "<|start|>assistant<|channel|>commentary to=functions.run_command <|constrain|>json"
+        '<|message|>{"command": "ls"}'
+    )
+    schema = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
+    tool = ToolDefinition(name="run_command", description="Run a command.", parameters=schema)
+    request = Request(model="m", messages=[UserMessage(content="List the files.")], tools=[tool], stream=stream)
+    if stream:
+        events = [e async for e in toolmodes.stream(ScriptedModel([capture]), request, ModeState(mode))]  # type: ignore[arg-type]
+        assert isinstance(events[-1], Done)
+        response = events[-1].response
+    else:
+        response = await toolmodes.complete(ScriptedModel([capture]), request, ModeState(mode))  # type: ignore[arg-type]
+    assert response.text == ""
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [("run_command", {"command": "ls"})]
+    assert [p for p in response.message.parts if isinstance(p, ThinkingPart)] == [
+        ThinkingPart(text="The user wants the files listed; run ls.")
+    ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -123,11 +123,17 @@ class Agent:
         tools: The tools the model may call (`toolwire.tools.Tool` objects).
         system: A system prompt, put first in every run's conversation.
         max_tool_turns: How many turns of tool calls a run may make before it stops with `max_turns`.
-        reviewer: Approves high-risk calls; `None` approves all (the caller chose the tools).
+        reviewer: Approves high-risk calls. `None` (the default) runs every call of a tool whose
+            risk its author left undeclared (the caller chose the tools), and refuses to start
+            with a tool declared `risk="high"` (the standard `exec`, `write`, `edit`; an MCP tool
+            not marked read-only): pass `ConsoleReviewer()` to ask a person, or `AutoApprove()`
+            to run them unreviewed.
         tool_mode: `native` (API tool calling), `text` (tools in the prompt, calls parsed from
             text), `auto` (native, falling back to text parsing and to text mode when the
             server rejects the `tools` parameter), or `constrained` (the server decodes the
-            reply under a JSON Schema built from the tools; `toolwire.constrained`).
+            reply under a JSON Schema built from the tools; `toolwire.constrained`). Default:
+            the client's `preferred_tool_mode`, `native` unless its server profile names
+            another (`llamacpp`: `constrained`).
         output_budget_chars: When set, old tool outputs beyond this many characters are trimmed
             from the history into a cache the model can read back through two cache tools.
         context: The `ToolContext` whose deps, overrides, logger, clock and cancel signal every
@@ -157,7 +163,7 @@ class Agent:
         system: str | None = None,
         max_tool_turns: int = 10,
         reviewer: Reviewer | None = None,
-        tool_mode: ToolMode = "native",
+        tool_mode: ToolMode | None = None,
         output_budget_chars: int | None = None,
         context: ToolContext | None = None,
         tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
@@ -167,7 +173,9 @@ class Agent:
         output_strategy: OutputStrategy | None = None,
         output_retries: int = 1,
     ) -> None:
-        self._modes = ModeState(tool_mode)
+        # A client that knows its server names the mode that works there (llama-server: constrained).
+        preferred: ToolMode = getattr(client, "preferred_tool_mode", "native")
+        self._modes = ModeState(tool_mode or preferred)
         if not isinstance(output_retries, int) or output_retries < 0:
             raise ValueError(f"output_retries must be an int >= 0, got {output_retries!r}.")
         self.output_type: OutputType | None = as_output_type(output_type) if output_type is not None else None
@@ -196,6 +204,8 @@ class Agent:
                     continue
                 raise ValueError(f"Two tools are named {tool.name!r}; tool names must be unique.")
             self.tools[tool.name] = tool
+        if reviewer is None:
+            _refuse_declared_high_risk(self.tools.values())
         self.tool_choice = self._checked_choice(tool_choice)
         if tool_choice_turns not in (None, "first", "every"):
             raise ValueError(f"tool_choice_turns must be 'first', 'every' or None, got {tool_choice_turns!r}.")
@@ -407,3 +417,18 @@ def _run_attributes(result: RunResult) -> dict[str, Any]:
         "toolwire.agent.tool_calls": len(result.calls),
         **telemetry.usage_attributes(result.usage),
     }
+
+
+def _refuse_declared_high_risk(tools: Iterable[AgentTool]) -> None:
+    """No reviewer and a tool declared high risk: the caller must say who approves its calls.
+
+    A tool that is not a `toolwire.tools.Tool` (an MCP tool, a class of the user's) counts as
+    declared: its risk came from somewhere other than a default.
+    """
+    high = [tool.name for tool in tools if tool.risk == "high" and getattr(tool, "risk_declared", True)]
+    if high:
+        raise ValueError(
+            f"Tools {high!r} are declared risk='high' and the agent has no reviewer: pass "
+            "reviewer=ConsoleReviewer() to have a person approve each call, or reviewer=AutoApprove() "
+            "to run them unreviewed (toolwire.reviewers)."
+        )

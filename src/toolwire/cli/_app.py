@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
@@ -59,10 +60,35 @@ Command = Callable[[Settings, argparse.Namespace], int]
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line (argparse prints the whole usage block first)."""
+    """Usage errors as one line (argparse prints the whole usage block first), with a guess at a typo."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"toolwire: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"toolwire: error: {message}{_did_you_mean(self, message)} (see {self.prog} --help)\n")
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
+    """`; did you mean 'tools'?` for a mistyped subcommand or option, else nothing."""
+    import difflib
+
+    if (choice := re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)) is not None:
+        word, known = choice.group(1), re.findall(r"'([^']*)'", choice.group(2))
+    elif (stray := re.match(r"unrecognized arguments: (\S+)", message)) is not None:
+        word, known = stray.group(1).split("=", 1)[0], _options(parser)
+    else:
+        return ""
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _options(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of `parser` and its subcommands (an unknown option is reported by the top parser)."""
+    found: list[str] = []
+    for action in parser._actions:
+        found.extend(o for o in action.option_strings if o.startswith("--"))
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found.extend(_options(sub))
+    return sorted(set(found))
 
 
 _AGENT = ("provider", "model", "base_url", "api_key_env", "tool_mode", "max_tool_turns", "config", "yes", "debug")
@@ -186,7 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true", help="print one JSON object")
     add_mcp_flag(tools)
     convert = command("convert", "re-encode a request body from one wire format to another")
-    convert.add_argument("--from", dest="source", required=True, choices=CODEC_NAMES, help="the input's format")
+    convert.add_argument(
+        "--from", dest="source", choices=CODEC_NAMES, help="the input's format (default: detected from the body)"
+    )
     convert.add_argument("--to", dest="target", required=True, choices=CODEC_NAMES, help="the output's format")
     convert.add_argument("file", nargs="?", default="-", metavar="FILE", help="a JSON request body ('-': stdin)")
     _add_batch(command("batch", "run many tasks from a JSONL file into a resumable JSONL of results"))
@@ -274,15 +302,18 @@ def _add_batch(parser: argparse.ArgumentParser) -> None:
 
 def _add_eval(parser: argparse.ArgumentParser) -> None:
     """`eval`'s own flags (provider, model, base URL and tool mode are the common ones)."""
-    from toolwire.evals import CATEGORIES
+    from toolwire.evals import CATEGORIES, DEFAULT_CATEGORIES
 
-    every = ",".join(CATEGORIES)
+    default = ",".join(DEFAULT_CATEGORIES)
+    others = ", ".join(c for c in CATEGORIES if c not in DEFAULT_CATEGORIES)
     help = "bfcl: the Berkeley Function Calling Leaderboard; output: typed replies in each output strategy"
     parser.add_argument("benchmark", choices=("bfcl", "output"), help=help)
     help = "output: comma-separated output strategies (default: every one the provider supports)"
     parser.add_argument("--strategies", default=None, help=help)
     parser.add_argument("--retries", type=_count, default=2, metavar="N", help="output: re-asks per case (2)")
-    parser.add_argument("--categories", default=every, help=f"comma-separated (default: {every})")
+    parser.add_argument(
+        "--categories", default=default, help=f"comma-separated (default: {default}; also: {others}; single-turn only)"
+    )
     help = "the first N cases of each category (output: the first N cases)"
     parser.add_argument("--limit", type=_positive, default=None, metavar="N", help=help)
     parser.add_argument("--json", dest="json_out", type=Path, metavar="FILE", help="write every case and the summary")
@@ -395,6 +426,9 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("\ntoolwire: interrupted\n")
         return 130
+    except BrokenPipeError:  # `toolwire tools | head`: the reader had enough; stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush has nowhere to fail
+        return 141
     except (UsageError, ConfigError) as exc:
         return _fail(2, str(exc))
     except (ToolwireError, CommandFailed) as exc:

@@ -20,14 +20,22 @@ def convert_command(settings: Settings, args: argparse.Namespace) -> int:
     """Decode a request body with one codec and print it as another encodes it."""
     body = _read_body(args.file)
     guess = looks_like(body)
-    if guess is not None and guess != args.source and (guess, args.source) not in _COMPATIBLE:
-        raise UsageError(f"The input looks like the {guess} format, not {args.source}; pass --from {guess}.")
+    source = args.source or guess
+    if source is None:
+        raise UsageError(
+            "Cannot tell the input's format (a body of plain messages reads as openai, anthropic or "
+            "ollama alike); pass --from openai (or anthropic, ollama)."
+        )
+    if guess is not None and guess != source and (guess, source) not in _COMPATIBLE:
+        raise UsageError(f"The input looks like the {guess} format, not {source}; pass --from {guess}.")
     try:
-        request = get_codec(args.source).decode_request(body)
+        request = get_codec(source).decode_request(body)
     except CodecError as exc:
-        raise UsageError(f"The input is not a {args.source} request body: {exc.message}") from None
+        raise UsageError(f"The input is not a {source} request body: {exc.message}") from None
     if settings.model:  # --model (or [provider] model) names the target's model: Gemini bodies carry none
         request.model = settings.model
+    if not request.model and args.target != "gemini":  # Gemini names the model in the URL, not the body
+        raise UsageError(f"The {source} body names no model, and {args.target} bodies carry one; pass --model NAME.")
     _warn_unreadable_arguments(request, args.target)
     sys.stdout.write(json.dumps(get_codec(args.target).encode_request(request), indent=2, ensure_ascii=False) + "\n")
     return 0

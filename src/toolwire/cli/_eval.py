@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolwire.cli._eval_output import CASE_TIMEOUT_S, eval_output_command, progress_bar
-from toolwire.cli._settings import Settings, UsageError
+from toolwire.cli._settings import SCRIPTED_PROVIDERS, Settings, UsageError
 from toolwire.cli._setup import open_model
 from toolwire.cli._terminal import Loop
 from toolwire.client import Client
@@ -43,6 +43,9 @@ def eval_command(settings: Settings, args: argparse.Namespace) -> int:
     if args.benchmark == "output":
         return eval_output_command(settings, args)
     mode: EvalMode = args.tool_mode or settings.tool_mode
+    _check_model(settings)
+    if args.plot:
+        _check_matplotlib()
     cases = _cases(args)
     options = RequestOptions(temperature=0.0, seed=args.seed, max_tokens=args.max_tokens, stream=args.stream)
     err = Console(stderr=True, highlight=False)
@@ -100,6 +103,23 @@ def _status(err: Console, results: list[CaseResult], planned: int, interrupted: 
     return EXIT_FAILED if failed else 0
 
 
+def _check_model(settings: Settings) -> None:
+    """The score is a model's: refuse to run (and print a table of) the offline scripted one."""
+    if settings.provider in SCRIPTED_PROVIDERS or not settings.model:
+        raise UsageError(
+            "toolwire eval scores a model: give --provider and --model (and --base-url for a local "
+            "server), e.g. --provider llamacpp --model qwen3 --base-url http://127.0.0.1:8080/v1."
+        )
+
+
+def _check_matplotlib() -> None:
+    """`--plot` needs matplotlib: say so before a run that may take hours, not after."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UsageError("--plot draws with matplotlib, which is not installed: pip install -e '.[eval]'.") from None
+
+
 def _cases(args: argparse.Namespace) -> list[BfclCase]:
     categories = list(dict.fromkeys(c.strip() for c in args.categories.split(",") if c.strip()))  # once each
     if not categories:
@@ -136,6 +156,11 @@ def _table(summaries: list[CategorySummary], title: str) -> Table:
             _percent(s.accuracy),
             _percent(s.parsed_share),
             f"{_percent(s.valid_share)} of {s.calls}",
-            f"{s.latency_p50_s:.2f} s",
+            _seconds(s.latency_p50_s),
         )
     return table
+
+
+def _seconds(value: float) -> str:
+    """A latency readable at its scale: `840 ms` under a second, `2.35 s` above."""
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"

@@ -123,7 +123,11 @@ def serve_command(settings: Settings, args: argparse.Namespace) -> int:
     config = load_config(settings.config_path)
     if not config.routes:
         where = f"{config.path}" if config.path else "no toolwire.toml was found"
-        raise UsageError(f"No [[route]] tables ({where}); add one per model pattern (see toolwire serve --help).")
+        raise UsageError(
+            f"No [[route]] tables ({where}); add one per model pattern to toolwire.toml, e.g. "
+            """printf '[[route]]\\nmodel = "*"\\ntarget = "scripted:demo"\\n' > toolwire.toml """
+            '(the offline scripted model; target = "openai:gpt-4o" or "vllm:NAME" with base_url for a real one).'
+        )
     keys = gateway_keys()
     if not keys and not _is_loopback(args.host):
         raise UsageError(

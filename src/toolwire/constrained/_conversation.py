@@ -158,7 +158,9 @@ def calls_from_reply(response: Response, reply: ReplySchema) -> tuple[Response, 
     parts: list[TextPart | ThinkingPart | ToolCall] = [*others, *text, *found.calls]
     stop = StopReason.TOOL_USE if found.calls and response.stop_reason == StopReason.END_TURN else response.stop_reason
     message = AssistantMessage(parts=parts, metadata=response.message.metadata)
-    return dataclasses.replace(response, message=message, stop_reason=stop), found
+    # The upstream's own finish reason ("stop") no longer describes a reply that now calls tools.
+    raw = response.raw_stop_reason if stop == response.stop_reason else None
+    return dataclasses.replace(response, message=message, stop_reason=stop, raw_stop_reason=raw), found
 
 
 def with_usage_of(answer: Response, earlier: Usage | None) -> Response:

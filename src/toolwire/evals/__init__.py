@@ -11,10 +11,19 @@ scoring them in each output strategy); not imported here, as they load pydantic.
 from __future__ import annotations
 
 from toolwire.evals._bfcl_checker import Verdict, check_calls, standardize
-from toolwire.evals._bfcl_data import CATEGORIES, BfclCase, BfclDataError, bfcl_data_dir, load_cases, to_json_schema
+from toolwire.evals._bfcl_data import (
+    CATEGORIES,
+    DEFAULT_CATEGORIES,
+    BfclCase,
+    BfclDataError,
+    bfcl_data_dir,
+    load_cases,
+    to_json_schema,
+)
 
 __all__ = [
     "CATEGORIES",
+    "DEFAULT_CATEGORIES",
     "BfclCase",
     "BfclDataError",
     "Verdict",

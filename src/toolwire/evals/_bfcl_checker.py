@@ -14,11 +14,15 @@ same way; `bench/bfcl/crosscheck.py` runs both on the same outputs and must agre
   matches the possible answer's instead of the documented one counts as a "variable";
 - strings compare without case, spaces and `,./-_*^`; lists and dicts compare their strings
   the same way; a possible answer without `""` must be given;
+- Java and JavaScript categories (`simple_java`, `simple_javascript`) take every argument as
+  a string in that language's syntax, read back by the documented type before these rules
+  (`toolwire.evals._bfcl_languages`); a value that is not a string is a type error;
 - `parallel*` categories match calls in any order (greedily, each expected call taking the
   first unused output that satisfies it); `multiple*` categories expect one call among several
-  tools; `irrelevance` expects no call at all.
+  tools; `irrelevance` expects no call at all; `live_relevance` expects a call of any function
+  (it has no answer file: relevance is the answer).
 
-Imports only the standard library.
+Imports only the standard library and its sibling `_bfcl_languages`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from toolwire.evals._bfcl_languages import JAVA_TYPES, JS_TYPES, Language, language_of, to_value
 
 __all__ = ["Verdict", "check_calls", "standardize"]
 
@@ -42,6 +48,7 @@ _PYTHON_TYPES: dict[str, type] = {
     "any": str,
 }
 _NESTED = frozenset({"array", "tuple"})
+_LANGUAGE_NESTED = frozenset({"Array", "ArrayList", "array"})
 _IGNORED_CHARACTERS = re.compile(r"[ ,./\-_*^]")
 
 Calls = Sequence[Mapping[str, Mapping[str, Any]]]
@@ -85,28 +92,37 @@ def check_calls(
         if any(call for call in calls):
             return _fail("irrelevance:called", f"Expected no call, got {list(calls)!r}.")
         return _VALID
+    if "relevance" in category:
+        return _VALID if any(call for call in calls) else _fail("relevance:no_call", "Expected a call, got none.")
+    language = language_of(category)
     if "parallel" in category:
-        return _check_unordered(functions, calls, possible_answer)
+        return _check_unordered(functions, calls, possible_answer, language)
     if len(calls) != (len(possible_answer) if "multiple" in category else 1):
         return _fail("wrong_count", f"Wrong number of calls: {len(calls)}.")
     if "multiple" in category:
         expected_name = next(iter(possible_answer[0]))
-        return _check_call(_describe(functions, expected_name), calls[0], possible_answer[0])
-    return _check_call(functions[0], calls[0], possible_answer[0])
+        return _check_call(_describe(functions, expected_name), calls[0], possible_answer[0], language)
+    return _check_call(functions[0], calls[0], possible_answer[0], language)
 
 
 def _describe(functions: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any]:
     return next((f for f in functions if f["name"] == name), functions[0])
 
 
-def _check_unordered(functions: Sequence[Mapping[str, Any]], calls: Calls, possible_answer: Sequence[Any]) -> Verdict:
+def _check_unordered(
+    functions: Sequence[Mapping[str, Any]], calls: Calls, possible_answer: Sequence[Any], language: Language
+) -> Verdict:
     if len(calls) != len(possible_answer):
         return _fail("wrong_count", f"Wrong number of calls: {len(calls)}, expected {len(possible_answer)}.")
     used: set[int] = set()
     for position, expected in enumerate(possible_answer):
         description = _describe(functions, next(iter(expected)))
         match = next(
-            (i for i, call in enumerate(calls) if i not in used and _check_call(description, call, expected).valid),
+            (
+                i
+                for i, call in enumerate(calls)
+                if i not in used and _check_call(description, call, expected, language).valid
+            ),
             None,
         )
         if match is None:
@@ -116,7 +132,10 @@ def _check_unordered(functions: Sequence[Mapping[str, Any]], calls: Calls, possi
 
 
 def _check_call(
-    description: Mapping[str, Any], call: Mapping[str, Mapping[str, Any]], expected: Mapping[str, Any]
+    description: Mapping[str, Any],
+    call: Mapping[str, Mapping[str, Any]],
+    expected: Mapping[str, Any],
+    language: Language = "python",
 ) -> Verdict:
     name = description["name"]
     if name not in call:
@@ -129,7 +148,7 @@ def _check_call(
     for param, value in arguments.items():
         if param not in properties or param not in answers:
             return _fail("unexpected_param", f"Unexpected parameter {param!r}.")
-        verdict = _check_value(param, value, properties[param], answers[param])
+        verdict = _check_value(param, value, properties[param], answers[param], language)
         if not verdict.valid:
             return verdict
     left_out = next((p for p, options in answers.items() if p not in arguments and "" not in options), None)
@@ -138,12 +157,32 @@ def _check_call(
     return _VALID
 
 
-def _check_value(param: str, value: Any, schema: Mapping[str, Any], options: list[Any]) -> Verdict:
+def _check_value(param: str, value: Any, schema: Mapping[str, Any], options: list[Any], language: Language) -> Verdict:
     documented = schema["type"]
+    if language != "python":
+        return _check_language_value(param, value, schema, options, language)
     expected = _PYTHON_TYPES[documented]
     nested = _PYTHON_TYPES[schema["items"]["type"]] if documented in _NESTED else None
     if documented == "float" and type(value) is int:
         value = float(value)  # Python would convert it too
+    return _check_typed_value(param, value, options, expected, nested)
+
+
+def _check_language_value(
+    param: str, value: Any, schema: Mapping[str, Any], options: list[Any], language: Language
+) -> Verdict:
+    """A Java/JavaScript argument: a string, read by its documented type, then the usual rules."""
+    documented = schema["type"]
+    types = JAVA_TYPES if language == "java" else JS_TYPES
+    if type(value) is not str:
+        kind = "type_error:java" if language == "java" else "type_error:js"
+        return _fail(kind, f"Wrong type for {param!r}: expected a String, got {type(value).__name__}.")
+    item = schema["items"]["type"] if documented in _LANGUAGE_NESTED else None
+    nested = types[item] if item is not None else None
+    return _check_typed_value(param, to_value(value, documented, item, language), options, types[documented], nested)
+
+
+def _check_typed_value(param: str, value: Any, options: list[Any], expected: type, nested: type | None) -> Verdict:
     typed = _check_type(param, value, options, expected, nested)
     if not typed.valid:
         return typed

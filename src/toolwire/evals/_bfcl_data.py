@@ -7,7 +7,10 @@ install the package without its (large) dependencies, `pip install --no-deps bfc
 BFCL documents functions in its own dialect (`"type": "dict"`, `"float"`, `"tuple"`, `"any"`)
 and names them with dots (`math.factorial`), which no tool API accepts; a case carries both the
 BFCL documents (for the checker) and `ToolDefinition`s in JSON Schema with API-safe names, plus
-the map back. Imports only `toolwire.types` and the standard library.
+the map back. Java and JavaScript cases offer every parameter as a string, as BFCL offers them
+(`toolwire.evals._bfcl_languages`). Only single-turn categories run here: the multi-turn, memory,
+web-search and format-sensitivity ones need BFCL's own harness (state, tools that run, several
+prompt formats). Imports only `toolwire.types`, its sibling `_bfcl_languages` and the standard library.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolwire.evals._bfcl_languages import language_of, string_typed
 from toolwire.types import Message, SystemMessage, ToolDefinition, UserMessage
 
 __all__ = [
     "CATEGORIES",
+    "DEFAULT_CATEGORIES",
     "BfclCase",
     "BfclDataError",
     "bfcl_data_dir",
@@ -31,7 +36,30 @@ __all__ = [
     "to_json_schema",
 ]
 
-CATEGORIES = ("simple_python", "multiple", "parallel", "irrelevance")
+CATEGORIES = (
+    "simple_python",
+    "simple_java",
+    "simple_javascript",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+    "live_irrelevance",
+    "live_relevance",
+)
+"""Every single-turn BFCL category: what `load_cases` runs."""
+DEFAULT_CATEGORIES = ("simple_python", "multiple", "parallel", "irrelevance")
+"""The categories `toolwire eval` runs unless told: the bench's, one of each kind of answer."""
+_ELSEWHERE = {
+    "multi_turn": "multi-turn (several user turns against tools with state)",
+    "memory": "multi-turn with a memory backend",
+    "web_search": "multi-turn with a live web search",
+    "format_sensitivity": "a study of prompt formats",
+}
 INSTALL_HINT = "pip install --no-deps bfcl-eval"
 _VERSION = "BFCL_v4"
 # BFCL's dialect -> JSON Schema types (bfcl-eval's constants/type_mappings.py says the same).
@@ -83,12 +111,25 @@ def load_cases(
     categories: Sequence[str], *, limit: int | None = None, data_dir: Path | None = None
 ) -> Iterator[BfclCase]:
     """The first `limit` cases of each category, in the files' order (the whole file without a limit)."""
+    for category in categories:
+        _check_category(category)
     root = data_dir or bfcl_data_dir()
     for category in categories:
         questions = _read_lines(root / f"{_VERSION}_{category}.json", category)[:limit]
         answers = _answers(root / "possible_answer" / f"{_VERSION}_{category}.json", category)
         for question in questions:
             yield _case(category, question, answers.get(question["id"], []))
+
+
+def _check_category(category: str) -> None:
+    kind = next((what for prefix, what in _ELSEWHERE.items() if category.startswith(prefix)), None)
+    if kind is not None:
+        raise BfclDataError(
+            f"BFCL category {category!r} is {kind}, which toolwire eval does not run; it runs the "
+            f"single-turn categories: {', '.join(CATEGORIES)} (BFCL's own harness runs the others)."
+        )
+    if category not in CATEGORIES:
+        raise BfclDataError(f"Unknown BFCL category {category!r}; the categories are {', '.join(CATEGORIES)}.")
 
 
 def _read_lines(path: Path, category: str) -> list[dict[str, Any]]:
@@ -117,8 +158,8 @@ def _read_lines(path: Path, category: str) -> list[dict[str, Any]]:
 
 
 def _answers(path: Path, category: str) -> dict[str, list[dict[str, Any]]]:
-    if "irrelevance" in category:
-        return {}  # irrelevance has no answer file: no call is the answer
+    if "relevance" in category:
+        return {}  # (ir)relevance has no answer file: no call (a call) is the answer
     return {line["id"]: line["ground_truth"] for line in _read_lines(path, category)}
 
 
@@ -129,12 +170,13 @@ def _case(category: str, question: Mapping[str, Any], answer: list[dict[str, Any
         for m in turn
     ]
     functions = list(question["function"])
+    language = language_of(category)
     return BfclCase(
         id=question["id"],
         category=category,
         messages=messages,
         functions=functions,
-        tools=[_tool(function) for function in functions],
+        tools=[_tool(string_typed(function, language)) for function in functions],
         possible_answer=answer,
     )
 

@@ -112,7 +112,7 @@ async def _ask(
     found = written.constrained
     if found is not None:
         return response, found.parsed, written.text, found.notes
-    return response, _calls_parsed(response.tool_calls, case), written.text, []
+    return response, _calls_parsed(response.tool_calls, case, mode), written.text, []
 
 
 async def _last_response(events: AsyncIterator[StreamEvent]) -> Response:
@@ -125,7 +125,13 @@ async def _last_response(events: AsyncIterator[StreamEvent]) -> Response:
     return last
 
 
-def _calls_parsed(calls: list[ToolCall], case: BfclCase) -> bool:
+def _calls_parsed(calls: list[ToolCall], case: BfclCase, mode: EvalMode) -> bool:
+    """Calls that decoded and name tools; in text mode, a reply with no call parsed nothing.
+
+    (Unless the case expects no call: then prose is the answer read whole.)
+    """
+    if mode == "text" and not calls and "irrelevance" not in case.category:
+        return False
     names = {tool.name for tool in case.tools}
     return all(call.name in names and "arguments_error" not in call.metadata for call in calls)
 

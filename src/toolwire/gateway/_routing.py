@@ -179,7 +179,8 @@ class Target(TargetSettings):
     def _start_offline(self) -> Client:
         from toolwire.offline import OfflineModel
 
-        self._offline = OfflineModel(self.target.partition(":")[0], keep_requests=False).__enter__()
+        provider = self.target.partition(":")[0]
+        self._offline = OfflineModel(provider, keep_requests=False, parallel=self.parallel).__enter__()
         return self._offline.connect(
             self.target_model or "offline-scripted", timeout=self.timeout, max_retries=0, max_connections=None
         )
@@ -214,7 +215,16 @@ class Route(RouteSettings):
         if not self.targets:
             if self.target is None:
                 raise ValueError(f"Route {self.model!r} needs a target (or targets).")
-            self.targets = [Target(self.target, self.base_url, self.api_key_env, self.tool_mode, timeout=self.timeout)]
+            self.targets = [
+                Target(
+                    self.target,
+                    self.base_url,
+                    self.api_key_env,
+                    self.tool_mode,
+                    timeout=self.timeout,
+                    parallel=self.parallel,
+                )
+            ]
         self.target = self.targets[0].target
 
     @classmethod

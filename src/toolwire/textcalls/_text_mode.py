@@ -127,7 +127,7 @@ def calls_from_text(response: Response, tools: Sequence[ToolDefinition], path: s
     return Response(
         message=message,
         stop_reason=stop,
-        raw_stop_reason=response.raw_stop_reason,
+        raw_stop_reason=response.raw_stop_reason if stop == response.stop_reason else None,
         usage=response.usage,
         model=response.model,
         id=response.id,

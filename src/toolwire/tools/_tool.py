@@ -44,13 +44,15 @@ class Tool:
     Attributes:
         definition: The `ToolDefinition` sent to providers (schema built once, here).
         risk: `"low"` (read-only) or `"high"` (side effects; the default).
+        risk_declared: Whether the tool's author said its risk (`risk=`); an `Agent` without a
+            reviewer refuses tools declared `"high"`, and runs undeclared ones as the caller chose.
         input_model: The Pydantic model that validates the arguments.
         function: The wrapped function (call it directly in your own tests).
         timeout: Seconds an agent lets one call run before stopping it; `None` takes the agent's
             `tool_timeout` (by default `DEFAULT_TOOL_TIMEOUT`).
     """
 
-    __slots__ = ("_is_async", "_plan", "definition", "function", "input_model", "risk", "timeout")
+    __slots__ = ("_is_async", "_plan", "definition", "function", "input_model", "risk", "risk_declared", "timeout")
 
     def __init__(
         self,
@@ -61,6 +63,7 @@ class Tool:
         function: Callable[..., Any],
         plan: Plan,
         timeout: float | None = None,
+        risk_declared: bool = True,
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise ValueError(
@@ -69,6 +72,7 @@ class Tool:
         self.timeout = timeout
         self.definition = definition
         self.risk = risk
+        self.risk_declared = risk_declared
         self.input_model = input_model
         self.function = function
         self._plan = plan
@@ -222,14 +226,36 @@ def _parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any] | str:
     return value
 
 
-def _check_risk(risk: str, name: str) -> Risk:
+def _check_risk(risk: str | None, name: str) -> Risk:
+    if risk is None:
+        return "high"
     if risk not in _RISKS:
         raise ValueError(f"Tool {name!r}: risk {risk!r} is not one of {', '.join(map(repr, _RISKS))}.")
     return cast(Risk, risk)
 
 
+def _built(
+    definition: ToolDefinition,
+    risk: str | None,
+    model: type[BaseModel],
+    function: Callable[..., Any],
+    plan: Plan,
+    timeout: float | None,
+) -> Tool:
+    checked = _check_risk(risk, definition.name)
+    return Tool(
+        definition=definition,
+        risk=checked,
+        input_model=model,
+        function=function,
+        plan=plan,
+        timeout=timeout,
+        risk_declared=risk is not None,
+    )
+
+
 def _make_tool(
-    func: Callable[..., Any], name: str | None, description: str | None, risk: str, timeout: float | None = None
+    func: Callable[..., Any], name: str | None, description: str | None, risk: str | None, timeout: float | None = None
 ) -> Tool:
     tool_name = name if name is not None else getattr(func, "__name__", None)
     if tool_name is None:
@@ -244,8 +270,7 @@ def _make_tool(
         description=description if description is not None else doc.summary,
         parameters=tidy_schema(model.model_json_schema()),
     )
-    risk = _check_risk(risk, tool_name)
-    return Tool(definition=definition, risk=risk, input_model=model, function=func, plan=plan, timeout=timeout)
+    return _built(definition, risk, model, func, plan, timeout)
 
 
 @overload
@@ -255,14 +280,14 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    risk: Risk = "high",
+    risk: Risk | None = None,
     timeout: float | None = None,
 ) -> Tool: ...
 
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, risk: Risk = "high", timeout: float | None = None
+    *, name: str | None = None, description: str | None = None, risk: Risk | None = None, timeout: float | None = None
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -272,7 +297,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    risk: Risk = "high",
+    risk: Risk | None = None,
     timeout: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a `Tool` from a function, bare (`@tool`) or configured (`@tool(risk="low")`).
@@ -286,7 +311,8 @@ def tool(
         func: The function, when used bare.
         name: The name the model sees, instead of the function's.
         description: The description the model sees, instead of the docstring summary.
-        risk: `"low"` for read-only tools, `"high"` (the default) for side effects.
+        risk: `"low"` for read-only tools, `"high"` for side effects (the default when not given:
+            high, undeclared; see `Tool.risk_declared`).
         timeout: Seconds an agent lets one call run (default: the agent's `tool_timeout`).
     """
     if func is not None:
@@ -314,7 +340,7 @@ def define_tool(
     input: type[BaseModel],
     execute: Callable[..., Any],
     description: str | None = None,
-    risk: Risk = "high",
+    risk: Risk | None = None,
     timeout: float | None = None,
 ) -> Tool:
     """Make a `Tool` from a Pydantic model of its arguments and a function that runs it.
@@ -329,7 +355,8 @@ def define_tool(
         input: The Pydantic model of the arguments; its fields' descriptions go into the schema.
         execute: The function (sync or async) that does the work.
         description: What the tool does; defaults to the model's docstring summary.
-        risk: `"low"` for read-only tools, `"high"` (the default) for side effects.
+        risk: `"low"` for read-only tools, `"high"` for side effects (the default when not given:
+            high, undeclared; see `Tool.risk_declared`).
         timeout: Seconds an agent lets one call run (default: the agent's `tool_timeout`).
     """
     ToolDefinition(name=name)
@@ -345,5 +372,4 @@ def define_tool(
         description=description if description is not None else summary,
         parameters=parameters,
     )
-    checked = _check_risk(risk, name)
-    return Tool(definition=definition, risk=checked, input_model=model, function=execute, plan=plan, timeout=timeout)
+    return _built(definition, risk, model, execute, plan, timeout)

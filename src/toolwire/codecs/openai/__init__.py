@@ -59,6 +59,11 @@ class OpenAICodec:
         """The output strategies this server supports, its default first (its profile says)."""
         return self.profile.output_strategies
 
+    @property
+    def preferred_tool_mode(self) -> str:
+        """The tool mode that works with any model on this server (its profile says)."""
+        return self.profile.tool_mode
+
     def unstreamable(self, request: Request) -> str | None:
         """Why this server cannot stream `request` (its profile says so), or `None` when it can."""
         return self._requests.unstreamable(request)

