@@ -15,7 +15,7 @@ import importlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractContextManager, aclosing
-from typing import TYPE_CHECKING, Any, TypeVar, assert_never, cast
+from typing import Any, TypeVar, assert_never, cast
 
 from toolwire._address import (
     PARAM_OPTIONS,
@@ -34,8 +34,8 @@ from toolwire.http import END_OF_STREAM, HttpTransport, RetryPolicy, scrub_error
 from toolwire.providers import PROVIDERS, Provider
 from toolwire.schema import PORTABLE, SchemaSupport
 from toolwire.telemetry import ChatSpan, chat_span
-from toolwire.toolmodes import OUTPUT_STRATEGIES, OutputStrategy
 from toolwire.textcalls import TOOL_MODES, ToolMode
+from toolwire.toolmodes import OUTPUT_STRATEGIES, OutputStrategy
 from toolwire.types import (
     AssistantMessage,
     AssistantPart,
