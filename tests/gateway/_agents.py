@@ -18,6 +18,7 @@ import pytest
 from tests.gateway.conftest import Gateway
 from toolwire.gateway import Route, create_app
 from toolwire.testing import ScriptedServer, Turn, reply
+from toolwire.toolmodes import OUTPUT_TOOL
 from toolwire.types import (
     AssistantMessage,
     Request,
@@ -40,6 +41,19 @@ THOUGHT_SIGNATURE = "c2lnbmVkLXRoaW5raW5n"
 SIGNED_THINKING = ("gemini", "anthropic")  # upstreams whose thinking carries a signature to give back
 FINAL = "Done: hello.txt holds the greeting."
 ROUTER_SCORE = json.dumps({"complexity_reasoning": "Two small files.", "complexity_score": 10})
+
+
+def router_answer(request: Request) -> Turn | None:
+    """The JSON score of Gemini CLI's model router, where the request asks for JSON; else `None`.
+
+    An upstream with a JSON-reply field gets the request with it; one without (Anthropic) gets a
+    forced output tool from the gateway, answered by calling it.
+    """
+    if request.response_format is not None:
+        return ROUTER_SCORE
+    if any(tool.name == OUTPUT_TOOL for tool in request.tools):
+        return reply("", [ToolCall(id="toolu_router", name=OUTPUT_TOOL, arguments=json.loads(ROUTER_SCORE))])
+    return None
 
 
 def _missing(path: Path) -> str:
@@ -71,8 +85,8 @@ class ToolLoop:
     loop: list[Request] = field(default_factory=list)
 
     def __call__(self, request: Request) -> Turn:
-        if request.response_format is not None:  # Gemini CLI's model router asks for a JSON score first
-            return ROUTER_SCORE
+        if (score := router_answer(request)) is not None:  # Gemini CLI's model router asks for a JSON score first
+            return score
         if self.marker not in {tool.name for tool in request.tools}:
             return "side request"
         self.loop.append(request)

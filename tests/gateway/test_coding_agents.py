@@ -37,7 +37,6 @@ from tests.gateway._agents import (
     COMMANDS,
     FINAL,
     GEMINI,
-    ROUTER_SCORE,
     SIGNATURE,
     UPSTREAM_KEY_ENV,
     ToolLoop,
@@ -48,6 +47,7 @@ from tests.gateway._agents import (
     needs_claude,
     needs_codex,
     needs_gemini,
+    router_answer,
     run,
     run_agent,
 )
@@ -55,6 +55,7 @@ from tests.gateway.conftest import Gateway
 from tests.gateway.serve_process import ServeProcess
 from toolwire.gateway import Route, create_app
 from toolwire.testing import DropStream, ErrorReply, RecordedRequest, ScriptedServer, Turn, reply
+from toolwire.toolmodes import OUTPUT_TOOL
 from toolwire.types import Request, SystemMessage, ToolCall, ToolResult, UserMessage
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
@@ -117,8 +118,24 @@ def tool_loop(agent: str, upstream: str, work: Path) -> ToolLoop:
 
 
 def in_loop(server: ScriptedServer) -> list[RecordedRequest]:
-    """The requests of the agent's conversation: not Gemini CLI's model router (a JSON score)."""
-    return [r for r in server.requests if r.request is None or r.request.response_format is None]
+    """The requests of the agent's conversation: not Gemini CLI's model router (a JSON score).
+
+    The router asks for JSON (`responseJsonSchema`); an upstream without that field gets it as a
+    forced output tool instead (the gateway's typed-output strategy), so either marks it.
+    """
+    return [
+        r
+        for r in server.requests
+        if r.request is None
+        or (r.request.response_format is None and all(t.name != OUTPUT_TOOL for t in r.request.tools))
+    ]
+
+
+def _json_asked(request: Request) -> dict[str, Any] | None:
+    """The JSON Schema a request asks its reply to follow: its own field, or the forced output tool's."""
+    if request.response_format is not None:
+        return request.response_format.schema
+    return next((dict(t.parameters) for t in request.tools if t.name == OUTPUT_TOOL), None)
 
 
 def assert_the_tools_ran(work: Path, loop: ToolLoop) -> None:
@@ -153,8 +170,8 @@ def test_the_agent_runs_its_tools_through_the_gateway(agent: str, upstream: str,
     assert_the_tools_ran(work, loop)
     assert all(r.stream for r in in_loop(server))  # the agents stream; so does the upstream leg
     if agent == "gemini":  # its model router's JSON output crossed too, as JSON Schema (not "OBJECT")
-        (router,) = [r.request.response_format for r in server.requests if r.request and r.request.response_format]
-        assert router.schema is not None and router.schema["type"] == "object"
+        (router,) = [_json_asked(r.request) for r in server.requests if r.request and _json_asked(r.request)]
+        assert router["type"] == "object"
     if agent == "claude" and upstream.startswith("openai"):  # its system message after the prompt stays there
         kinds = [type(m).__name__ for m in loop.loop[0].messages]
         assert kinds[kinds.index("UserMessage") :] == ["UserMessage", "SystemMessage"]
@@ -335,7 +352,9 @@ def test_the_agent_retries_a_rate_limit_and_a_cut_stream(agent: str, upstream: s
     """(Gemini CLI retries too, after seconds of its own backoff: too slow for the suite.)"""
     work, home = dirs
     script = [
-        ErrorReply(status=429, message="Too many requests.", headers={"retry-after": "0"}),
+        ErrorReply(
+            status=429, message="Too many requests.", headers={"retry-after": "1"}
+        ),  # 0 would mean the default cool-down
         DropStream(response="This answer is cut", after=3),
         FINAL,
     ]
@@ -362,7 +381,8 @@ def test_a_model_without_tool_calling_drives_the_agent_in_text_mode(
     replies = [written_call(agent, work), FINAL]
 
     def answer(request: Request) -> Turn:
-        return ROUTER_SCORE if request.response_format is not None else replies.pop(0)
+        score = router_answer(request)
+        return score if score is not None else replies.pop(0)
 
     with ScriptedServer(answer) as server:
         route = Route(model="*", target=f"{upstream}:qwen3", base_url=server.base_url, tool_mode="text")
@@ -464,7 +484,7 @@ def test_the_readme_lines_work_through_toolwire_serve(tmp_path: Path) -> None:
     def answer(request: Request) -> Turn:
         offered = {tool.name for tool in request.tools}
         loop = next((loop for loop in loops.values() if loop.marker in offered), None)
-        if loop is not None or request.response_format is not None:  # a loop, or Gemini CLI's model router
+        if loop is not None or router_answer(request) is not None:  # a loop, or Gemini CLI's model router
             return (loop or loops["gemini"])(request)
         return "Hello from Gemini, through the gateway."
 

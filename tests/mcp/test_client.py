@@ -156,7 +156,7 @@ async def test_a_server_killed_mid_run_becomes_an_error_result_and_the_run_goes_
     ]
     model = ScriptedModel([reply("", calls), reply("", [call("echo", 2, message="hi")]), reply("carried on")])
     async with open_servers([doomed, MCPServer.stdio(time_server)]) as group:
-        agent = Agent(model, group.tools)
+        agent = Agent(model, group.tools, reviewer=AutoApprove())  # the server's tools are not read-only
         async for event in agent.run_stream("go"):
             if isinstance(event, ToolStarted) and event.call.id == "c0":
                 os.kill(int(pid_file.read_text()), signal.SIGKILL)
