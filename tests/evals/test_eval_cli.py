@@ -333,6 +333,9 @@ def test_ctrl_c_keeps_the_cases_that_finished(tmp_path: Path) -> None:
             stderr=subprocess.PIPE,
             text=True,
             env=cli_env(tmp_path),
+            # Ctrl-C as a terminal sends it: a disposition this test process inherited or was left
+            # with by an earlier test in it (SIGINT ignored) would otherwise reach the child too.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         assert held.wait(120)
         process.send_signal(signal.SIGINT)
