@@ -51,7 +51,14 @@ __all__ = ["KEYS_ENV", "HasRoutes", "create_app", "gateway_keys"]
 
 logger = logging.getLogger("toolwire.gateway")
 KEYS_ENV = "TOOLWIRE_GATEWAY_KEYS"
-_FORWARDED = ("anthropic-beta",)  # request headers a same-protocol upstream still needs
+_FORWARDED = ("anthropic-beta",)
+# The protocols whose path is fixed (Gemini's and Bedrock's hold the model), by path.
+_PROTOCOL_PATHS = {
+    "/v1/chat/completions": "openai",
+    "/v1/responses": "openai-responses",
+    "/v1/messages": "anthropic",
+    "/api/chat": "ollama",
+}  # request headers a same-protocol upstream still needs
 
 
 class HasRoutes(Protocol):
@@ -430,25 +437,47 @@ def create_app(
             yield
         await gateway.router.aclose()
 
-    routes = [
-        HttpRoute("/v1/chat/completions", endpoint("openai"), methods=["POST"]),
-        HttpRoute("/v1/responses", endpoint("openai-responses"), methods=["POST"]),
-        HttpRoute("/v1/messages", endpoint("anthropic"), methods=["POST"]),
+    routes = [HttpRoute(path, endpoint(name), methods=["POST"]) for path, name in _PROTOCOL_PATHS.items()]
+    routes += [
         HttpRoute("/v1/messages/count_tokens", partial(_count_tokens, gateway), methods=["POST"]),
         HttpRoute("/v1beta/models/{target:path}", partial(_gemini, gateway), methods=["POST"]),
         HttpRoute("/v1/models/{target:path}", partial(_gemini, gateway), methods=["POST"]),  # google-genai 3.x: v1
-        HttpRoute("/api/chat", endpoint("ollama"), methods=["POST"]),
         HttpRoute("/model/{target:path}", partial(_bedrock, gateway), methods=["POST"]),
         HttpRoute("/v1/models", partial(_list_models, gateway), methods=["GET"]),
         HttpRoute("/health", partial(_health, gateway), methods=["GET"]),
         HttpRoute("/metrics", partial(_metrics_text, gateway), methods=["GET"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = _App(gateway, routes=routes, lifespan=lifespan)
     # Starlette answers `/v1/messages/` with a redirect built from the client's Host header: a
     # Location any client can point elsewhere. A path is served as written or not at all.
     app.router.redirect_slashes = False
     app.state.gateway = gateway  # `draining`, `metrics` and `router`, for embedding and tests
     return app
+
+
+class _App(Starlette):
+    """Starlette, with a POST to one of the four fixed protocol paths taken straight to the gateway.
+
+    Those requests need none of Starlette's middleware and routing (about a tenth of a gateway's
+    pass-through request): their paths are fixed, their method one, their errors answered in
+    the client's protocol by the gateway itself. An exception that escapes reaches the server,
+    which answers 500 as Starlette's error middleware would. Every other request (Gemini and
+    Bedrock paths that hold the model, the GET routes, a wrong method) goes through Starlette.
+    """
+
+    def __init__(self, gateway: _Gateway, **options: Any) -> None:
+        super().__init__(**options)
+        self._gateway = gateway
+        self._direct = {path: PROTOCOLS[name] for path, name in _PROTOCOL_PATHS.items()}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        protocol = self._direct.get(scope["path"]) if scope["type"] == "http" else None
+        if protocol is None or scope["method"] != "POST":
+            await super().__call__(scope, receive, send)
+            return
+        scope["app"] = self
+        response = await self._gateway.handle(Request(scope, receive), protocol)
+        await response(scope, receive, send)
 
 
 @contextmanager

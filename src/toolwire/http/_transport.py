@@ -111,9 +111,9 @@ class HttpTransport:
         self._secrets = tuple(part for s in secrets if s for part in credential_parts(s))
         self._max_connections = max_connections
         # httpx2 pools are bound to the event loop that opened them; keep one per loop.
-        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx2.AsyncClient] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._pools: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[httpx2.AsyncClient, httpx2.AsyncBaseTransport | None]
+        ] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"HttpTransport(provider={self.provider!r})"
@@ -123,26 +123,28 @@ class HttpTransport:
         """The values scrubbed from errors (never shown)."""
         return self._secrets
 
-    def _pool(self) -> httpx2.AsyncClient:
+    def _pool(self) -> tuple[httpx2.AsyncClient, httpx2.AsyncBaseTransport | None]:
+        """The running event loop's client, and the transport it sends through (None: httpx2's own, for a proxy)."""
         import httpx2
 
         from toolwire.http._connections import connections
 
         loop = asyncio.get_running_loop()
-        pool = self._pools.get(loop)
-        if pool is None or pool.is_closed:
+        pooled = self._pools.get(loop)
+        if pooled is None or pooled[0].is_closed:
             most = self._max_connections
             limits = httpx2.Limits(max_connections=most, max_keepalive_connections=20)
+            direct = connections(verify=_ssl_context(), limits=limits)
             pool = httpx2.AsyncClient(
                 headers=self._headers,
                 timeout=httpx2.Timeout(self.timeout),
                 verify=_ssl_context(),
                 limits=limits,
-                transport=connections(verify=_ssl_context(), limits=limits),
+                transport=direct,
                 trust_env=True,
             )
-            self._pools[loop] = pool
-        return pool
+            pooled = self._pools[loop] = (pool, direct)
+        return pooled
 
     def warm_up(self) -> None:
         """Build what the first request builds, short of connecting (a server warms before it serves).
@@ -163,9 +165,9 @@ class HttpTransport:
 
     async def aclose(self) -> None:
         """Close the connection pool of the running event loop."""
-        pool = self._pools.pop(asyncio.get_running_loop(), None)
-        if pool is not None:
-            await pool.aclose()
+        pooled = self._pools.pop(asyncio.get_running_loop(), None)
+        if pooled is not None:
+            await pooled[0].aclose()
 
     def _fail(self, error: _E) -> _E:
         return scrub_error(error, self._secrets)
@@ -283,18 +285,18 @@ class HttpTransport:
         """Send until a status below 400 arrives; the body is left unread for the caller."""
         import httpx2
 
-        from toolwire.http._connections import post_request
+        from toolwire.http._connections import post_request, send
 
         attempt = Attempt(self.retry, self.provider, ends_at)
         sent = dict(headers or {}) | ({"accept": "text/event-stream"} if stream else {})
         if body is not None:  # written as the codecs write JSON: a lone surrogate goes as its \uXXXX escape
             content, sent = dumps(body).encode(), {"content-type": "application/json"} | sent
         while True:
-            pool = self._pool()
+            pool, direct = self._pool()
             signed = sent if self.signer is None else sent | dict(self.signer(url, content or b"", sent))
             try:
                 request = post_request(pool, _parsed_url(url), content or b"", signed)
-                response = await pool.send(request, stream=True)
+                response = await send(pool, request, direct)
             except (
                 httpx2.ConnectError,
                 httpx2.ConnectTimeout,
