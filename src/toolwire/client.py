@@ -253,13 +253,14 @@ class Client(BaseClient):
         with self._span(request) as span:
             started = False
             try:
-                async with self.transport.stream(self.stream_url, body, self.spec.framing) as (frames, request_id):
+                async with self.transport.stream(self.stream_url, body, self.spec.framing) as reply:
                     started = True
-                    reader = _StreamReader(self, request_id, decoder, with_tools=bool(request.tools))
-                    async with aclosing(reader.read(frames)) as batches:
+                    reader = _StreamReader(self, reply.request_id, decoder, with_tools=bool(request.tools))
+                    async with aclosing(reader.read(reply.frames)) as batches:
                         async for batch in batches:
                             if isinstance(batch[-1], Done):
                                 span.record_response(batch[-1].response)
+                                reply.ended()  # a caller may stop reading here: the connection stays
                             yield batch
             except ToolwireError as error:
                 if started:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 
 import pytest
 from hypothesis import given
@@ -36,9 +37,10 @@ def _sse(data: bytes) -> bytes:
 class _Server:
     """Answers every POST with a chunked SSE stream ending in `[DONE]`, on keep-alive connections."""
 
-    def __init__(self, *, end_body: bool = True, gather: int = 1) -> None:
+    def __init__(self, *, end_body: bool = True, gather: int = 1, end_late: bool = False) -> None:
         self.end_body = end_body  # False: the body stays open after [DONE] (a server that never ends it)
         self.gather = gather  # answer once this many requests are open at once (or after 3 s)
+        self.end_late = end_late  # the body's terminator comes in a later packet, 20 ms after [DONE]
         self.connections = 0
         self.requests = 0
         self.open = 0
@@ -72,6 +74,9 @@ class _Server:
                 if not self.end_body:
                     await writer.drain()
                     await asyncio.sleep(3600)
+                if self.end_late:
+                    await writer.drain()
+                    await asyncio.sleep(0.02)
                 writer.write(b"0\r\n\r\n")
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -102,6 +107,34 @@ async def test_streams_after_done_reuse_one_connection() -> None:
         for _ in range(3):
             assert await _texts(client.stream("hello")) == ["hi"]
     assert (server.requests, server.connections) == (3, 1)
+
+
+async def _until_done(events: AsyncGenerator[object, None]) -> str:
+    """Read a stream only up to its `Done`, as the gateway's relay does, and close it there."""
+    async with aclosing(events):
+        async for event in events:
+            if isinstance(event, Done):
+                return event.response.text
+    raise AssertionError("no Done")
+
+
+async def test_a_reader_that_stops_at_done_keeps_the_connection_for_the_next_request() -> None:
+    # Before: the body's terminator had not arrived when the reader closed the reply, and the
+    # connection was closed with it; each request paid a new connection (and TLS handshake).
+    server = _Server(end_late=True)
+    async with server as url, connect_http("openai:m", api_key="k", base_url=url) as client:
+        for _ in range(3):
+            assert await _until_done(client.stream("hello")) == "hi"
+            await asyncio.sleep(0.05)  # the terminator arrives while nobody reads
+    assert (server.requests, server.connections) == (3, 1)
+
+
+async def test_a_reader_that_stops_at_done_of_a_body_that_never_ends_gets_a_new_connection() -> None:
+    server = _Server(end_body=False)
+    async with server as url, connect_http("openai:m", api_key="k", base_url=url) as client:
+        for _ in range(2):
+            assert await asyncio.wait_for(_until_done(client.stream("hello")), timeout=60) == "hi"
+    assert (server.requests, server.connections) == (2, 2)
 
 
 async def test_a_body_left_open_after_done_still_ends_the_stream() -> None:

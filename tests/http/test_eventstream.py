@@ -216,8 +216,8 @@ async def _read_chunks(body: bytes) -> list[Any]:
         transport = HttpTransport(provider="bedrock-anthropic", headers={})
         url = server.base_url + "/model/anthropic.claude-3-haiku/converse-stream"
         try:
-            async with transport.stream(url, {"messages": []}, "eventstream-chunks") as (frames, _):
-                return [frame async for batch in frames for frame in batch]
+            async with transport.stream(url, {"messages": []}, "eventstream-chunks") as reply:
+                return [frame async for batch in reply.frames for frame in batch]
         finally:
             await transport.aclose()
 

@@ -99,11 +99,12 @@ class Relay:
 
     def feed(self, event: StreamEvent) -> bytes:
         """The bytes to send for one upstream event (often one frame, sometimes none)."""
-        opening = isinstance(event, TextDelta) and not event.text  # the stream began
-        ahead, self._ahead = self._ahead, None
-        if opening and ahead is not None and ahead.encoded is not None and not self.namespaces:
-            self._encoder, data = ahead.encoded
-            return data
+        if self._ahead is not None:  # the first event: the stream begins with the opening encoded ahead
+            ahead, self._ahead = self._ahead, None
+            opening = isinstance(event, TextDelta) and not event.text
+            if opening and ahead.encoded is not None and not self.namespaces:
+                self._encoder, data = ahead.encoded
+                return data
         return self._frames(self._encode(event))
 
     def finish(self) -> bytes:
@@ -117,11 +118,13 @@ class Relay:
         return frame(self.protocol, data, event)
 
     def _encode(self, event: StreamEvent) -> list[WireEvent]:
-        if isinstance(event, ToolCallDelta) and event.id is not None and self.carrier == "id":
-            event = replace(event, id=self._packed_id(event.index, event.id))
+        if isinstance(event, ToolCallDelta):
+            if event.id is not None and self.carrier == "id":
+                event = replace(event, id=self._packed_id(event.index, event.id))
         elif isinstance(event, Done):
             return self._done(event.response)
-        return self.encoder.feed(event)
+        encoder = self._encoder
+        return (encoder if encoder is not None else self.encoder).feed(event)
 
     def _packed_id(self, index: int, call_id: str) -> str:
         snapshot = self.decoder.finish().message
@@ -144,7 +147,10 @@ class Relay:
         if self.namespaces:  # the names change: the events are written again
             wire = [WireEvent(split_names(w.data, self.namespaces), w.event) for w in wire]
         protocol = self.protocol
-        return b"".join(frame(protocol, w.data, w.event, w.text) for w in wire)
+        if len(wire) == 1:  # nearly every event: one delta
+            w = wire[0]
+            return frame(protocol, w.data, w.event, w.text)
+        return b"".join([frame(protocol, w.data, w.event, w.text) for w in wire])
 
     def _inject(self, wire: list[WireEvent]) -> list[WireEvent]:
         """Count Anthropic content blocks; put the packed context in a last one, before `message_delta`."""

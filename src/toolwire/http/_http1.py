@@ -18,7 +18,7 @@ import re
 import ssl
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, cast
 
 import httptools
@@ -30,6 +30,11 @@ __all__ = ["Http1Transport"]
 
 # Stop reading from the socket while this much body is waiting for the reader (back-pressure).
 _READ_HIGH_WATER = 1 << 20
+# A reply whose end marker was read may end its body this much later (the chunked terminator in
+# the next packet) and still keep its connection; a body that goes on for longer, or for more
+# bytes than this, was not ending: its connection is closed, as before.
+_SETTLE_SECONDS = 1.0
+_SETTLE_BYTES = 64 * 1024
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _FIELD_VALUE = re.compile(rb"[^\x00\r\n]*")
 _TARGET = re.compile(rb"[\x21-\x7e]+")
@@ -60,6 +65,8 @@ class _Wire(FlowProtocol):
         self._informational = False
         self._waiter: asyncio.Future[None] | None = None
         self._reading_paused = False
+        self._settled: Callable[[], None] | None = None  # see `settle`
+        self._settle_timer: asyncio.TimerHandle | None = None
 
     # --- asyncio.Protocol ---
 
@@ -79,6 +86,7 @@ class _Wire(FlowProtocol):
         if self.has_head and not self.complete and self._ends_at_close():
             self.complete = True  # a body without length or chunks ends where the connection does
         self._wake()
+        self._settle_now()
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -89,6 +97,7 @@ class _Wire(FlowProtocol):
             self.complete = True
         self._wake()
         self._free_writer()
+        self._settle_now()
 
     # --- httptools callbacks (after a failure llhttp may go on through the same chunk: ignored) ---
 
@@ -117,6 +126,11 @@ class _Wire(FlowProtocol):
     def on_body(self, body: bytes) -> None:
         if self.error is not None:
             return
+        if self._settled is not None:  # the rest of a finished reply: nobody reads it
+            self.received += len(body)
+            if self.received > _SETTLE_BYTES:
+                self._fail(httpx2.RemoteProtocolError("the reply went on after its end"))
+            return
         self.chunks.append(body)
         self.buffered += len(body)
         self.received += len(body)
@@ -134,6 +148,7 @@ class _Wire(FlowProtocol):
         self.keep_alive = self.parser.should_keep_alive()
         self.complete = True
         self._wake()
+        self._settle_now()
 
     # --- used by the transport ---
 
@@ -163,6 +178,29 @@ class _Wire(FlowProtocol):
             self.transport.resume_reading()
             self._reading_paused = False
         return chunk
+
+    def settle(self, then: Callable[[], None]) -> None:
+        """Read and drop the rest of this response, then `then()`: once it ends, fails, or `_SETTLE_SECONDS` pass.
+
+        For a reply whose reader has all it wanted: `then` pools the connection if the body
+        ended whole, and closes it otherwise.
+        """
+        self.chunks.clear()
+        self.received = 0
+        self.take()  # reading resumes, if it was paused
+        self._settled = then
+        if self.complete or self.error is not None or self.eof:
+            self._settle_now()
+        else:
+            self._settle_timer = asyncio.get_running_loop().call_later(_SETTLE_SECONDS, self._settle_now)
+
+    def _settle_now(self) -> None:
+        then, self._settled = self._settled, None
+        if self._settle_timer is not None:
+            self._settle_timer.cancel()
+            self._settle_timer = None
+        if then is not None:
+            then()
 
     async def wait(self, timeout: float | None, what: str) -> None:
         """Until something arrives; `httpx2.ReadTimeout` after `timeout` seconds of nothing."""
@@ -213,6 +251,7 @@ class _Wire(FlowProtocol):
         self.error = error
         self.close()
         self._wake()
+        self._settle_now()
 
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
@@ -230,6 +269,16 @@ class _Body(httpx2.AsyncByteStream):
         self._wire = wire
         self._timeout = timeout
         self._done = False
+        self._keep = False
+
+    def keep_connection(self) -> None:
+        """The reader has the whole reply (its end marker): closed early, the connection is still pooled.
+
+        The rest of the body (a chunked terminator that comes in the next packet) is read and
+        dropped as it arrives; the connection goes back to the pool once it ends. Without this,
+        closing a half-read body closes the connection: what stops an upstream mid-reply.
+        """
+        self._keep = True
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         wire = self._wire
@@ -254,7 +303,11 @@ class _Body(httpx2.AsyncByteStream):
     def _finish(self) -> None:
         if not self._done:
             self._done = True
-            self._pool.release(self._wire)
+            wire = self._wire
+            if self._keep and not wire.complete:
+                wire.settle(lambda: self._pool.release(wire))
+            else:
+                self._pool.release(wire)
 
 
 class _NetworkStream:

@@ -31,7 +31,7 @@ from toolwire.http._secrets import credential_parts, scrub_error
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["MAX_REPLY_BYTES", "HttpTransport", "RawReply", "Signer"]
+__all__ = ["MAX_REPLY_BYTES", "HttpTransport", "RawReply", "Signer", "StreamReply"]
 
 Signer = Callable[[str, bytes, Mapping[str, str]], Mapping[str, str]]
 """Signs one request: `(url, body, headers) -> headers to add` (AWS SigV4), called for every attempt."""
@@ -210,21 +210,19 @@ class HttpTransport:
         return data, request_id
 
     @asynccontextmanager
-    async def stream(
-        self, url: str, body: dict[str, Any], framing: Framing
-    ) -> AsyncIterator[tuple[AsyncIterator[list[Frame]], str | None]]:
-        """POST `body` and yield `(frames, request_id)`: parsed events, plus `END_OF_STREAM` for `[DONE]`.
+    async def stream(self, url: str, body: dict[str, Any], framing: Framing) -> AsyncIterator[StreamReply]:
+        """POST `body` and yield the reply: its frames (parsed events, plus `END_OF_STREAM` for `[DONE]`).
 
         The frames come in lists, one per piece of the body that completed any (`read_frames`).
 
         Retries happen only while connecting and on an error status, before any event is read.
         """
         async with self._overall() as ends_at, self._send(url, body, stream=True, ends_at=ends_at) as response:
-            request_id = request_id_from(response.headers)
-            reader = read_frames(response, framing, self._failures, ends_at)
-            async with aclosing(reader):  # closed here, not by the event loop's finalizer (a task each)
-                yield reader, request_id
-                await drain(reader)
+            reply = StreamReply(read_frames(response, framing, self._failures, ends_at), response)
+            async with aclosing(reply.frames):  # closed here, not by the event loop's finalizer (a task each)
+                yield reply
+                if not reply.kept:
+                    await drain(reply.frames)
 
     @asynccontextmanager
     async def forward(
@@ -358,6 +356,34 @@ class HttpTransport:
             error.args = (error.message,)
         error.retry_after_header = retry_after_text(parse_retry_after(response.headers))
         return error
+
+
+class StreamReply:
+    """A streamed reply being read (`HttpTransport.stream`).
+
+    Attributes:
+        frames: Its frames, in lists as they arrived.
+        request_id: The provider's request id, if the reply carried one.
+        kept: Whether `ended` was heard by a transport that keeps the connection.
+    """
+
+    def __init__(self, frames: AsyncIterator[list[Frame]], response: httpx2.Response) -> None:
+        self.frames = frames
+        self.request_id = request_id_from(response.headers)
+        self.kept = False
+        self._response = response
+
+    def ended(self) -> None:
+        """The reply's end was read: its connection is pooled, not closed, when reading stops now.
+
+        A reader stops at the reply's end marker (`[DONE]`, `message_stop`) before the body's
+        own end (the chunked terminator, often in the next packet); closing a half-read
+        response closes its connection, and the next request pays a new TCP and TLS handshake.
+        """
+        keep = getattr(self._response.stream, "keep_connection", None)  # toolwire's HTTP/1.1 transport has it
+        if keep is not None:
+            keep()
+            self.kept = True
 
 
 class RawReply:

@@ -121,6 +121,11 @@ class SegmentedEncoder(ABC):
         """The wire events for one neutral event, to be sent at once."""
         if self._ended:
             return []
+        if self._started and not self._held_calls:  # nearly every event: a text or argument delta
+            if isinstance(event, TextDelta):
+                return self._extend("text", event.text) if event.text else []
+            if isinstance(event, ToolCallDelta):
+                return self._on_call(event)
         out: list[WireEvent] = [] if self._started else self.start()
         self._started = True
         match event:
@@ -195,10 +200,12 @@ class SegmentedEncoder(ABC):
         return self.close(current)
 
     def _extend(self, kind: Kind, text: str) -> list[WireEvent]:
-        segment, out = self._current, list[WireEvent]()
-        if segment is None or segment.kind != kind:
-            segment, out = self._switch(kind)
-            out += self.open(segment)
+        segment = self._current
+        if segment is not None and segment.kind == kind:
+            segment.text += text
+            return self.delta(segment, text)
+        segment, out = self._switch(kind)
+        out += self.open(segment)
         segment.text += text
         return out + self.delta(segment, text)
 

@@ -20,6 +20,8 @@ from toolwire.types import AssistantPart, Response, TextPart, ThinkingPart, Tool
 
 __all__ = ["OpenAIStreamEncoder"]
 
+_UNFINISHED = ',"logprobs":null,"finish_reason":null}]}'  # how every chunk but the last ends
+
 
 class OpenAIStreamEncoder(SegmentedEncoder):
     """See the module docstring."""
@@ -85,5 +87,6 @@ class OpenAIStreamEncoder(SegmentedEncoder):
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
         if self._head_text is None:  # the fields every chunk repeats, written once
             self._head_text = dumps(self._head)[:-1] + ',"choices":[{"index":0,"delta":'
-        text = f'{self._head_text}{dumps(delta)},"logprobs":null,"finish_reason":{dumps(finish)}}}]}}'
+        ending = _UNFINISHED if finish is None else f',"logprobs":null,"finish_reason":{dumps(finish)}}}]}}'
+        text = f"{self._head_text}{dumps(delta)}{ending}"
         return WireEvent({**self._head, "choices": [choice]}, text=text)
