@@ -17,7 +17,7 @@ import json
 import ssl
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -367,7 +367,7 @@ class StreamReply:
         kept: Whether `ended` was heard by a transport that keeps the connection.
     """
 
-    def __init__(self, frames: AsyncIterator[list[Frame]], response: httpx2.Response) -> None:
+    def __init__(self, frames: AsyncGenerator[list[Frame], None], response: httpx2.Response) -> None:
         self.frames = frames
         self.request_id = request_id_from(response.headers)
         self.kept = False
