@@ -31,7 +31,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from toolwire.codecs.common.wire import dumps
 from toolwire.gateway._errors import GatewayError, classify
-from toolwire.gateway._forwarding import ClientRequest, Start, forward
+from toolwire.gateway._forwarding import ClientRequest, Last, Start, forward
 from toolwire.gateway._limits import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
@@ -330,6 +330,10 @@ class _ExchangeResponse:
         try:
             async for piece in pieces:
                 assert isinstance(piece, bytes)
+                if type(piece) is Last:  # the body ends with it
+                    self.ended = True
+                    await send({"type": "http.response.body", "body": bytes(piece), "more_body": False})
+                    return
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
         except Exception as exc:  # a bug after the status went out: end the stream with an error event
             error = classify(exc)

@@ -1,8 +1,9 @@
 """One client request forwarded upstream: passed through as bytes, or translated through the neutral format.
 
 Both paths are async generators of `Start` (status and headers, exactly once, first) and then
-body bytes, so the HTTP layer sends the status only once the upstream has answered (an
-upstream 429 becomes the client's 429) and every later piece as soon as it exists.
+body bytes (a translated stream's last piece marked `Last`), so the HTTP layer sends the status
+only once the upstream has answered (an upstream 429 becomes the client's 429) and every later
+piece as soon as it exists.
 
 - Passthrough (client protocol = upstream protocol, `tool_mode = "native"`, no packed
   context in the body): the body goes upstream with only the model replaced, and the reply's
@@ -41,7 +42,7 @@ from toolwire.gateway._routing import Route, RouteConfigError, Target
 from toolwire.http import parse_retry_after
 from toolwire.types import Done, Request, Response, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 
-__all__ = ["ClientRequest", "Start", "forward"]
+__all__ = ["ClientRequest", "Last", "Start", "forward"]
 
 logger = logging.getLogger("toolwire.gateway")
 _warned: set[tuple[str, str, str]] = set()
@@ -68,6 +69,12 @@ class Start:
 
     status: int
     headers: dict[str, str]
+
+
+class Last(bytes):
+    """A stream's last body piece: it goes out with the end of the body, in one write."""
+
+    __slots__ = ()
 
 
 @dataclass(slots=True, kw_only=True)
@@ -377,19 +384,20 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
         pending: list[bytes] = []  # what arrived together goes out in one write
         try:
             pending.append(relay.feed(first))
-            if not upstream.more and (data := _taken(pending)):
+            if not upstream.more and not isinstance(first, Done) and (data := _taken(pending)):
                 yield data
             async for event in events:
                 pending.append(relay.feed(event))
-                if not upstream.more and (data := _taken(pending)):
+                # The reply's last events go with the stream's closing bytes, in the body's last write.
+                if not upstream.more and not isinstance(event, Done) and (data := _taken(pending)):
                     yield data
             pending.append(relay.finish())
-            yield _taken(pending)
+            yield Last(_taken(pending))
         except (ToolwireError, ValueError) as exc:
             error = classify(exc) if isinstance(exc, ToolwireError) else _unsendable(ex, exc)
             ex.failures.append((ex.target.target, error.status))
             logger.warning("upstream failed mid-stream (%s): %s", ex.target.target, error.message)
-            yield _taken(pending) + relay.error(error.status, error.message)
+            yield Last(_taken(pending) + relay.error(error.status, error.message))
         finally:
             ex.tokens = relay.tokens
             ex.dropped.extend(relay.dropped)
