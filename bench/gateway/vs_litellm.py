@@ -117,18 +117,20 @@ ANTHROPIC_HEADERS = b"x-api-key: sk-bench-client\r\nanthropic-version: 2023-06-0
 EXPECTED = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in CALLS]
 MEMORY: dict[str, float] = {}  # toolwire's resident set around the throughput runs, and the requests between
 OO, AO, OA = "openai→openai", "anthropic→openai", "openai→anthropic"  # client protocol → upstream protocol
+_SPREAD_ROWS = (("bench-two", ", 2 targets (balance)"), ("bench-failover", ", failover (1st refuses)"))
 
 
-def _scenario(scenario: str, gateway: str, port: int, model: str, headers: bytes = b"", **more: Any) -> Target:
+def _scenario(
+    scenario: str, gateway: str, port: int, model: str, headers: bytes = b"", label: str = "", **more: Any
+) -> Target:
+    """A row of `scenario` (OO, AO or OA: what the client sends), named `gateway scenario label`."""
+    name = f"{gateway} {scenario}{label}"
     if scenario == AO:
         return Target(
-            f"{gateway} {scenario}", port, "/v1/messages", anthropic_body, b"message_stop",
-            headers or ANTHROPIC_HEADERS, model, "anthropic", **more,
+            name, port, "/v1/messages", anthropic_body, b"message_stop", headers or ANTHROPIC_HEADERS, model,
+            "anthropic", **more,
         )  # fmt: skip
-    return Target(
-        f"{gateway} {scenario}", port, "/v1/chat/completions", openai_body, b"[DONE]", headers or OPENAI_HEADERS,
-        model, **more,
-    )  # fmt: skip
+    return Target(name, port, "/v1/chat/completions", openai_body, b"[DONE]", headers or OPENAI_HEADERS, model, **more)
 
 
 def targets(up: int, ports: dict[str, int]) -> list[Target]:
@@ -151,15 +153,15 @@ def targets(up: int, ports: dict[str, int]) -> list[Target]:
             pk += ANTHROPIC_HEADERS if scenario == AO else b""
             rows.append(_scenario(scenario, "portkey", portkey, "up-model", pk, proc="portkey"))
         if scenario == OO:
-            rows.append(_scenario(OO + ", 2 targets (balance)", "toolwire", toolwire, "bench-two", proc="toolwire"))
-            rows.append(_scenario(OO + ", failover (1st refuses)", "toolwire", toolwire, "bench-failover",
-                                  proc="toolwire"))  # fmt: skip
+            for model, label in _SPREAD_ROWS:
+                rows.append(_scenario(OO, "toolwire", toolwire, model, label=label, proc="toolwire"))
     for name, port in ports.items():
         if name.startswith("toolwire-"):  # --workers N: the scaling rows, throughput only
             workers = name.split("-")[1]
             for scenario in (OO, AO, OA):
                 model = "bench-claude" if scenario == OA else "bench-model"
-                rows.append(_scenario(f"{scenario} ({workers})", "toolwire", port, model, proc=name))
+                # the scenario itself, not its label, picks the client's protocol (an Anthropic one for AO)
+                rows.append(_scenario(scenario, "toolwire", port, model, label=f" ({workers})", proc=name))
     return rows
 
 
