@@ -38,12 +38,14 @@ __all__ = ["Segment", "SegmentedEncoder", "WireEvent", "missing_text", "new_id",
 Kind = Literal["text", "thinking", "call"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WireEvent:
     """One event of a protocol's stream: the JSON `data` and, where the protocol names events, `event`.
 
     `text`, when an encoder sets it, is `data` already written as `dumps` writes it: an encoder
     that repeats the same fields in every event writes them once, and a relay frames the text.
+    Read-only by convention, not frozen: a frozen dataclass's `__init__` cost 0.3 us more per
+    event written (a fifth of writing an OpenAI chunk).
     """
 
     data: dict[str, Any]

@@ -89,4 +89,4 @@ class OpenAIStreamEncoder(SegmentedEncoder):
             self._head_text = dumps(self._head)[:-1] + ',"choices":[{"index":0,"delta":'
         ending = _UNFINISHED if finish is None else f',"logprobs":null,"finish_reason":{dumps(finish)}}}]}}'
         text = f"{self._head_text}{dumps(delta)}{ending}"
-        return WireEvent({**self._head, "choices": [choice]}, text=text)
+        return WireEvent({**self._head, "choices": [choice]}, None, text)
