@@ -27,6 +27,13 @@ _CHUNK = {
 }
 
 
+_REPLY = {
+    "id": "c1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "m",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+}
 _HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
 
 
@@ -246,3 +253,36 @@ def test_a_post_request_is_the_one_httpx2_builds(headers: dict[str, str], conten
         built.extensions,
     )
     assert type(ours.stream) is type(built.stream)
+
+
+async def test_cookies_a_provider_sets_are_sent_back() -> None:
+    seen: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                seen.append(head)
+                body = json.dumps(_REPLY).encode()
+                cookie = b"set-cookie: __cf_bm=abc; path=/\r\n" if len(seen) == 1 else b""
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n%scontent-length: %d\r\n\r\n%s"
+                    % (cookie, len(body), body)
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    listening = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = listening.sockets[0].getsockname()[1]
+    try:
+        async with connect_http("openai:m", api_key="k", base_url=f"http://127.0.0.1:{port}/v1") as client:
+            for _ in range(2):
+                assert (await client.complete("hello")).text == "hi"
+    finally:
+        listening.close()
+        await listening.wait_closed()
+    assert [b"cookie: __cf_bm=abc" in head.lower() for head in seen] == [False, True]

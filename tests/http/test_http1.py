@@ -220,6 +220,31 @@ async def test_header_values_that_would_split_the_request_are_refused_before_sen
     assert len(counted.requests) == 1
 
 
+async def test_a_post_without_a_built_request_sends_the_bytes_the_built_one_sends() -> None:
+    """`Http1Transport.post` (toolwire's own requests) and `handle_async_request` write alike."""
+    from toolwire.http._connections import merged_headers, post_request
+
+    counted = Counted()
+    headers = {"content-type": "application/json", "anthropic-beta": "a,b", "x-api-key": "k"}
+    async with server(counted) as port, client() as http:
+        url = httpx2.URL(f"http://127.0.0.1:{port}/v1/messages?beta=true")
+        merged = merged_headers(http, url, b'{"a": 1}', headers)
+        assert merged is not None
+        transport = http._transport
+        assert isinstance(transport, Http1Transport)
+        sent = await transport.post(url, merged, b'{"a": 1}', http.timeout.as_dict())
+        assert (await sent.aread(), sent.status_code) == (b"ok", 200)
+        built = await http.send(post_request(http, url, b'{"a": 1}', headers))
+        assert (built.content, built.status_code) == (b"ok", 200)
+        with pytest.raises(httpx2.LocalProtocolError, match="invalid value for header 'x-a'"):
+            await transport.post(url, [*merged, (b"x-a", b"1\r\nx-injected: 2")], b"{}", http.timeout.as_dict())
+    first, second = counted.requests
+    assert first == second
+    assert first.startswith(b"POST /v1/messages?beta=true HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port)
+    assert b"\r\nanthropic-beta: a,b\r\n" in first and b"\r\nContent-Length: 8\r\n" in first
+    assert counted.connections == 1
+
+
 async def _until(condition: Callable[[], bool]) -> None:
     """Waits for what the server sees (no fixed sleep: a busy machine only makes it later)."""
     async with asyncio.timeout(10):

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import ssl
 import urllib.request
+from collections.abc import Awaitable, Callable
 
 import httpx2
 
 from toolwire.http._asyncio import asyncio_transport
 
-__all__ = ["connections", "post_request", "send"]
+__all__ = ["connections", "merged_headers", "post", "post_request"]
 
 _BUILT_BY_HTTPX2 = frozenset({"host", "content-length", "transfer-encoding"})
 
@@ -47,22 +48,32 @@ def connections(*, verify: ssl.SSLContext, limits: httpx2.Limits) -> httpx2.Asyn
     return Http1Transport(verify=verify, limits=limits, fallback=fallback)
 
 
-def post_request(pool: httpx2.AsyncClient, url: httpx2.URL, content: bytes, headers: dict[str, str]) -> httpx2.Request:
-    """The request `pool.build_request("POST", url, content=content, headers=headers)` builds, sooner.
+def merged_headers(
+    pool: httpx2.AsyncClient, url: httpx2.URL, content: bytes, headers: dict[str, str]
+) -> list[tuple[bytes, bytes]] | None:
+    """The headers `pool.build_request("POST", url, content=content, headers=headers)` sends, merged sooner.
 
     httpx2 merges and re-reads the headers through its case-insensitive multi-dict a dozen times
     (~0.05 ms of every request); here they are merged once, as it merges them: the `Host` it
-    adds, the pool's defaults less those we name, ours, the `Content-Length` it adds. A pool
-    holding cookies, an empty body, or headers naming what httpx2 computes (or one name twice) go its
-    own way.
+    adds, the pool's defaults less those we name, ours, the `Content-Length` it adds. None for a
+    pool holding cookies, an empty body, or headers naming what httpx2 computes (or one name
+    twice): httpx2 builds those itself.
     """
     ours = {name.lower() for name in headers}
     if not content or pool.cookies or len(ours) < len(headers) or not _BUILT_BY_HTTPX2.isdisjoint(ours):
-        return pool.build_request("POST", url, content=content, headers=headers or None)
+        return None
     merged = [(b"Host", url.netloc)]
     merged += [(name, value) for name, value in pool.headers.raw if name.decode("latin-1").lower() not in ours]
     merged += [(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()]  # as httpx2 does
     merged.append((b"Content-Length", str(len(content)).encode()))
+    return merged
+
+
+def post_request(pool: httpx2.AsyncClient, url: httpx2.URL, content: bytes, headers: dict[str, str]) -> httpx2.Request:
+    """The request `pool.build_request("POST", url, content=content, headers=headers)` builds, sooner."""
+    merged = merged_headers(pool, url, content, headers)
+    if merged is None:
+        return pool.build_request("POST", url, content=content, headers=headers or None)
     request = httpx2.Request(
         "POST", url, headers=merged, stream=httpx2.ByteStream(content), extensions={"timeout": pool.timeout.as_dict()}
     )
@@ -70,25 +81,42 @@ def post_request(pool: httpx2.AsyncClient, url: httpx2.URL, content: bytes, head
     return request
 
 
-async def send(
-    pool: httpx2.AsyncClient, request: httpx2.Request, direct: httpx2.AsyncBaseTransport | None
+async def post(
+    pool: httpx2.AsyncClient,
+    direct: httpx2.AsyncBaseTransport | None,
+    url: httpx2.URL,
+    content: bytes,
+    headers: dict[str, str],
 ) -> httpx2.Response:
-    """`pool.send(request, stream=True)`, handed straight to `direct`, the transport `connections` gave the pool.
+    """`pool.post(url, content=..., headers=...)`, streamed, through `direct` (what `connections` gave the pool).
 
     httpx2's client wraps each send in auth, redirect and event-hook layers, a timer around the
-    body and a log line (~90k instructions, 8 % of a gateway's pass-through request); toolwire
-    uses none of them (no auth flow, no redirects followed). What it keeps is done here: the
-    response and its errors know their request, and cookies a provider sets are kept and sent back as httpx2 does.
-    `direct` is None when httpx2 chose the transport (a proxy from the environment).
+    body and a log line (~90k instructions, 8 % of a gateway's pass-through request), and builds
+    a `Request` whose headers it normalizes again; toolwire uses none of that (no auth flow, no
+    redirects followed). toolwire's HTTP/1.1 transport takes the merged headers as they are;
+    another (httpcore2 without httptools) takes the built request. What the client does that
+    matters is kept: errors name the URL they failed at, and cookies a provider sets are kept and
+    sent back. `direct` is None when httpx2 chose the transport (a proxy from the environment).
     """
-    if direct is None:
-        return await pool.send(request, stream=True)
-    try:
-        response = await direct.handle_async_request(request)
-    except httpx2.RequestError as exc:
-        exc.request = request  # as httpx2's client does: errors name the URL they failed at
-        raise
-    response.request = request
+    lean: Callable[..., Awaitable[httpx2.Response]] | None = getattr(direct, "post", None)  # `Http1Transport.post`
+    merged = merged_headers(pool, url, content, headers) if lean is not None else None
+    if lean is not None and merged is not None:
+        response = await _sent(lean(url, merged, content, pool.timeout.as_dict()), url)
+    else:
+        request = post_request(pool, url, content, headers)
+        if direct is None:
+            return await pool.send(request, stream=True)
+        response = await _sent(direct.handle_async_request(request), url)
+        response.request = request
     if "set-cookie" in response.headers:
+        response.request = post_request(pool, url, content, headers)
         pool.cookies.extract_cookies(response)
     return response
+
+
+async def _sent(sending: Awaitable[httpx2.Response], url: httpx2.URL) -> httpx2.Response:
+    try:
+        return await sending
+    except httpx2.RequestError as exc:
+        exc.request = httpx2.Request("POST", url)  # as httpx2's client does: errors name the URL they failed at
+        raise

@@ -283,7 +283,7 @@ class HttpTransport:
         """Send until a status below 400 arrives; the body is left unread for the caller."""
         import httpx2
 
-        from toolwire.http._connections import post_request, send
+        from toolwire.http._connections import post
 
         attempt = Attempt(self.retry, self.provider, ends_at)
         sent = dict(headers or {}) | ({"accept": "text/event-stream"} if stream else {})
@@ -293,8 +293,7 @@ class HttpTransport:
             pool, direct = self._pool()
             signed = sent if self.signer is None else sent | dict(self.signer(url, content or b"", sent))
             try:
-                request = post_request(pool, _parsed_url(url), content or b"", signed)
-                response = await send(pool, request, direct)
+                response = await post(pool, direct, _parsed_url(url), content or b"", signed)
             except (
                 httpx2.ConnectError,
                 httpx2.ConnectTimeout,
@@ -311,7 +310,7 @@ class HttpTransport:
             if response.status_code < 400:
                 return response
             try:
-                error = await self._status_error(response)
+                error = await self._status_error(response, url)
             finally:
                 await response.aclose()
             retry_after = parse_retry_after(response.headers)
@@ -338,7 +337,7 @@ class HttpTransport:
             )
         )
 
-    async def _status_error(self, response: httpx2.Response) -> ToolwireError:
+    async def _status_error(self, response: httpx2.Response, url: str) -> ToolwireError:
         raw, _ = await _read_at_most(response, _MAX_ERROR_BYTES)
         text = raw.decode("utf-8", "replace")
         try:
@@ -349,7 +348,7 @@ class HttpTransport:
         error = error_for_status(response.status_code, body, text, provider=self.provider, request_id=request_id)
         if response.status_code == 404 and "model" not in error_message(body, text).lower():
             error.message = (
-                f"{self.provider} answered HTTP 404 for POST {response.request.url}: "
+                f"{self.provider} answered HTTP 404 for POST {url}: "
                 f"{error_message(body, text)!r}; nothing is served at that address: check base_url "
                 f"({self.address_hint})."
             )
