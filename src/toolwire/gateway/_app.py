@@ -51,14 +51,14 @@ __all__ = ["KEYS_ENV", "HasRoutes", "create_app", "gateway_keys"]
 
 logger = logging.getLogger("toolwire.gateway")
 KEYS_ENV = "TOOLWIRE_GATEWAY_KEYS"
-_FORWARDED = ("anthropic-beta",)
+_FORWARDED = ("anthropic-beta",)  # request headers a same-protocol upstream still needs
 # The protocols whose path is fixed (Gemini's and Bedrock's hold the model), by path.
 _PROTOCOL_PATHS = {
     "/v1/chat/completions": "openai",
     "/v1/responses": "openai-responses",
     "/v1/messages": "anthropic",
     "/api/chat": "ollama",
-}  # request headers a same-protocol upstream still needs
+}
 
 
 class HasRoutes(Protocol):

@@ -35,7 +35,7 @@ _READ_HIGH_WATER = 1 << 20
 # bytes than this, was not ending: its connection is closed, as before.
 _SETTLE_SECONDS = 1.0
 _SETTLE_BYTES = 64 * 1024
-_CHECKED_LINES = 512
+_CHECKED_LINES = 512  # header lines a transport keeps as checked (see `_request_head`)
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _FIELD_VALUE = re.compile(rb"[^\x00\r\n]*")
 _TARGET = re.compile(rb"[\x21-\x7e]+")
