@@ -2,8 +2,8 @@
 
     .venv/bin/python -m bench.gateway.hotpath                        # every row, CPU ms per request
     .venv/bin/python -m bench.gateway.hotpath --row openai-anthropic-stream --profile 25
-    valgrind --tool=callgrind .venv/bin/python -m bench.gateway.hotpath --row openai-anthropic-stream -n 0
-    valgrind --tool=callgrind .venv/bin/python -m bench.gateway.hotpath --row openai-anthropic-stream -n 300
+    .venv/bin/python -m bench.gateway.hotpath --uvloop --instructions 300   # valgrind's count per request, every row
+    .venv/bin/python -m bench.gateway.hotpath --uvloop --instructions 300 --chunks 30 --row openai-anthropic-stream
 
 The app (`toolwire.gateway.create_app`) is driven through ASGI directly, with no HTTP server in
 front, against `wire.py`'s upstream in its own process: what is left is toolwire's work per
@@ -22,6 +22,8 @@ import cProfile
 import json
 import os
 import pstats
+import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -181,6 +183,21 @@ class _lifespan:
         await self.task
 
 
+def instructions(row: str, count: int, args: argparse.Namespace) -> int:
+    """Instructions one request of `row` takes: valgrind's count for `count` requests less that for none."""
+    counts = []
+    for n in (0, count):
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+        command += [sys.executable, "-m", "bench.gateway.hotpath", "--row", row, "-n", str(n), "--warmup", "100"]
+        command += ["--chunks", str(args.chunks)]
+        command += ["--uvloop"] if args.uvloop else []
+        run = subprocess.run(command, capture_output=True, text=True, check=True)
+        found = re.search(r"Collected : (\d+)", run.stderr)
+        assert found is not None, run.stderr[-2000:]
+        counts.append(int(found[1]))
+    return (counts[1] - counts[0]) // count
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--row", action="append", choices=list(ROWS), help="a row to run (repeatable; default all)")
@@ -188,9 +205,17 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=200, help="requests per row before measuring")
     parser.add_argument("--profile", type=int, default=0, metavar="LINES", help="print cProfile's top LINES")
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop, as toolwire serve does")
+    parser.add_argument("--chunks", type=int, default=10, help="text chunks in each upstream reply")
+    parser.add_argument(
+        "--instructions", type=int, default=0, metavar="N", help="valgrind's instructions per request over N requests"
+    )
     args = parser.parse_args()
+    if args.instructions:
+        for name in args.row or list(ROWS):
+            print(f"{name:24} {instructions(name, args.instructions, args):,} instructions/request", flush=True)
+        return 0
     with tempfile.TemporaryDirectory(prefix="tw-hotpath-up-") as logs:
-        upstream = processes.start_upstream("upstream", Path(logs), 0, 10)
+        upstream = processes.start_upstream("upstream", Path(logs), 0, args.chunks)
         try:
             runner = asyncio.run
             if args.uvloop:
