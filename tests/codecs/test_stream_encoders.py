@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.sdk_types import assert_sdk_exact
@@ -270,3 +270,31 @@ def test_every_streamed_event_is_exactly_an_official_sdk_type(codec: str, data: 
     for event in wire:
         if event.get("type") != "ping":  # a documented keep-alive the SDK's event union leaves out
             assert_sdk_exact(SDK_STREAM_TYPES[codec], event, extensions=EXTENSIONS, same_values=codec != "gemini")
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@given(
+    value=_JSON_VALUES, cut=st.integers(min_value=0, max_value=60), tail=st.sampled_from(["", " ", "\n", "\xa0", "x"])
+)
+@example(value=float("nan"), cut=60, tail="")
+@example(value=float("-inf"), cut=60, tail=" ")
+@example(value="a", cut=60, tail="\xa0")
+def test_a_call_text_is_whole_exactly_when_json_reads_it(value: Any, cut: int, tail: str) -> None:
+    """The held-call check answers some texts without parsing them: always as the parser would."""
+    import json
+
+    from toolwire.codecs.common.stream_encoding import _whole_json
+
+    text = json.dumps(value)[:cut] + tail  # NaN and Infinity included, as json.loads takes them
+    try:
+        json.loads(text)
+        whole = True
+    except ValueError:
+        whole = False
+    assert _whole_json(text) is whole

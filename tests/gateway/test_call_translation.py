@@ -83,6 +83,8 @@ def test_arguments_sent_only_on_the_done_event_reach_an_anthropic_client(
     starts = [e["content_block"] for e in events if e["type"] == "content_block_start"]
     assert starts[0] == {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {}}
     assert [s["type"] for s in starts[1:]] == ["redacted_thinking"]  # the Responses item id, carried
+    blocks = [(e["index"], e["content_block"]["type"]) for e in events if e["type"] == "content_block_start"]
+    assert blocks == [(0, "tool_use"), (1, "redacted_thinking")]  # the carrier's block follows the reply's own
     assert [e["delta"]["stop_reason"] for e in events if e["type"] == "message_delta"] == ["tool_use"]
 
 

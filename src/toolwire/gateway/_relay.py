@@ -86,7 +86,6 @@ class Relay:
         self.tokens: tuple[int | None, int | None] = (None, None)
         self.dropped: list[str] = []
         self._token: str | None = None
-        self._blocks = 0
         self.namespaces = namespaces or {}
         self._ahead = ahead
 
@@ -142,7 +141,7 @@ class Relay:
         return self.encoder.feed(Done(reply))
 
     def _frames(self, wire: list[WireEvent]) -> bytes:
-        if self.carrier == "thinking":
+        if self._token is not None and self.carrier == "thinking":  # the reply's end, with context to pack
             wire = self._inject(wire)
         if self.namespaces:  # the names change: the events are written again
             wire = [WireEvent(split_names(w.data, self.namespaces), w.event) for w in wire]
@@ -153,17 +152,19 @@ class Relay:
         return b"".join([frame(protocol, w.data, w.event, w.text) for w in wire])
 
     def _inject(self, wire: list[WireEvent]) -> list[WireEvent]:
-        """Count Anthropic content blocks; put the packed context in a last one, before `message_delta`."""
+        """Put the packed context in a last Anthropic content block, before `message_delta`.
+
+        Its index follows the stream's blocks: one per segment the encoder opened (it has
+        written all of them by the time the reply's end is encoded).
+        """
         out: list[WireEvent] = []
         for w in wire:
-            kind = w.data.get("type")
-            if kind == "content_block_start":
-                self._blocks = max(self._blocks, int(w.data.get("index", 0)) + 1)
-            if kind == "message_delta" and self._token is not None:
+            if w.event == "message_delta" and self._token is not None:
+                index = len(self.encoder.segments)
                 block = {"type": "redacted_thinking", "data": self._token}
-                start = {"type": "content_block_start", "index": self._blocks, "content_block": block}
+                start = {"type": "content_block_start", "index": index, "content_block": block}
                 out.append(WireEvent(start, "content_block_start"))
-                out.append(WireEvent({"type": "content_block_stop", "index": self._blocks}, "content_block_stop"))
+                out.append(WireEvent({"type": "content_block_stop", "index": index}, "content_block_stop"))
                 self._token = None
             out.append(w)
         return out

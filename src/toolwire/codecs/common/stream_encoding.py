@@ -36,6 +36,9 @@ from toolwire.types import (
 __all__ = ["Segment", "SegmentedEncoder", "WireEvent", "missing_text", "new_id", "pieces", "replay"]
 
 Kind = Literal["text", "thinking", "call"]
+# The last character of any value `json.loads` takes: objects, arrays, strings, numbers, true,
+# false, null, and Python's NaN and Infinity.
+_VALUE_ENDS = frozenset('}]"0123456789elNy')
 
 
 @dataclass(slots=True)
@@ -369,7 +372,13 @@ def _by_call(events: list[ToolCallDelta]) -> list[ToolCallDelta]:
 
 
 def _whole_json(text: str) -> bool:
-    """Whether a call's argument text so far is a complete JSON value (then nothing more is due)."""
+    """Whether a call's argument text so far is a complete JSON value (then nothing more is due).
+
+    Asked at every delta while calls interleave: a text whose last character no JSON value
+    ends with (`{"city":`) is answered without parsing it (and raising).
+    """
+    if text.rstrip()[-1:] not in _VALUE_ENDS:
+        return False
     try:
         json.loads(text)
     except (ValueError, RecursionError):  # a `[[[[...` nested past the parser's stack is no value either
