@@ -86,6 +86,7 @@ class Relay:
         self.tokens: tuple[int | None, int | None] = (None, None)
         self.dropped: list[str] = []
         self._token: str | None = None
+        self._blocks = 0
         self.namespaces = namespaces or {}
         self._ahead = ahead
 
@@ -141,8 +142,12 @@ class Relay:
         return self.encoder.feed(Done(reply))
 
     def _frames(self, wire: list[WireEvent]) -> bytes:
-        if self._token is not None and self.carrier == "thinking":  # the reply's end, with context to pack
-            wire = self._inject(wire)
+        if self.carrier == "thinking":
+            for w in wire:  # the blocks so far: the packed context's block goes after them
+                if w.event == "content_block_start":
+                    self._blocks = max(self._blocks, int(w.data.get("index", 0)) + 1)
+            if self._token is not None:  # the reply's end, with context to pack
+                wire = self._inject(wire)
         if self.namespaces:  # the names change: the events are written again
             wire = [WireEvent(split_names(w.data, self.namespaces), w.event) for w in wire]
         protocol = self.protocol
@@ -152,15 +157,11 @@ class Relay:
         return b"".join([frame(protocol, w.data, w.event, w.text) for w in wire])
 
     def _inject(self, wire: list[WireEvent]) -> list[WireEvent]:
-        """Put the packed context in a last Anthropic content block, before `message_delta`.
-
-        Its index follows the stream's blocks: one per segment the encoder opened (it has
-        written all of them by the time the reply's end is encoded).
-        """
+        """Put the packed context in a last Anthropic content block, before `message_delta`."""
         out: list[WireEvent] = []
         for w in wire:
             if w.event == "message_delta" and self._token is not None:
-                index = len(self.encoder.segments)
+                index = self._blocks
                 block = {"type": "redacted_thinking", "data": self._token}
                 start = {"type": "content_block_start", "index": index, "content_block": block}
                 out.append(WireEvent(start, "content_block_start"))
