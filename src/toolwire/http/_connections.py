@@ -108,8 +108,9 @@ async def post(
             return await pool.send(request, stream=True)
         response = await _sent(direct.handle_async_request(request), url)
         response.request = request
-    if "set-cookie" in response.headers:
-        response.request = post_request(pool, url, content, headers)
+    if "set-cookie" in response.headers:  # kept and sent back, as httpx2 does (it reads the request's URL)
+        if merged is not None:
+            response.request = post_request(pool, url, content, headers)
         pool.cookies.extract_cookies(response)
     return response
 
