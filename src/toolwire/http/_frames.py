@@ -23,7 +23,8 @@ import binascii
 import builtins
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from toolwire.errors import ToolwireError
@@ -34,7 +35,16 @@ from toolwire.http._sse import SseEventTooLarge, SseReader
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["END_OF_STREAM", "EVENTSTREAM_MEDIA_TYPE", "MAX_EVENT_BYTES", "Frame", "Framing", "drain", "read_frames"]
+__all__ = [
+    "END_OF_STREAM",
+    "EVENTSTREAM_MEDIA_TYPE",
+    "MAX_EVENT_BYTES",
+    "Frame",
+    "Framing",
+    "drain",
+    "read_errors",
+    "read_frames",
+]
 
 Framing: TypeAlias = Literal["sse", "ndjson", "eventstream", "eventstream-chunks"]
 EVENTSTREAM_MEDIA_TYPE = "application/vnd.amazon.eventstream"
@@ -168,11 +178,24 @@ class _Stall:
         task.cancel()
 
 
+@contextmanager
+def read_errors(failures: Failures) -> Iterator[None]:
+    """A body read as toolwire's errors: too slow is the transport's error, cut or malformed a `StreamError`."""
+    import httpx2
+
+    try:
+        yield
+    except (SseEventTooLarge, EventStreamFormatError) as exc:
+        raise failures.scrub(failures.stream_error(f"is not a valid event stream: {exc}")) from exc
+    except httpx2.TimeoutException as exc:
+        raise failures.scrub(failures.transport_error(exc)) from exc
+    except httpx2.HTTPError as exc:
+        raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
+
+
 async def _sse_frames(
     response: httpx2.Response, failures: Failures, ends_at: float | None
 ) -> AsyncGenerator[list[Frame], None]:
-    import httpx2
-
     media_type = response.headers.get("content-type", "").partition(";")[0].strip()
     if media_type.lower() != "text/event-stream":
         error = f"is not a valid event stream: its content type is {media_type!r}, not 'text/event-stream'"
@@ -181,22 +204,17 @@ async def _sse_frames(
     stall = _Stall(failures, ends_at)
     chunks = response.aiter_bytes()
     try:
-        while (chunk := await stall.read(chunks)) is not None:
-            batch: list[Frame] = []
-            try:
-                for text in reader.feed(chunk):
-                    if data := text.strip():
-                        batch.append(END_OF_STREAM if data == "[DONE]" else _parse_frame(data, failures))
-            finally:
-                if batch:  # the events before a bad one are read first, as they came
-                    yield batch
-                    stall.expect()
-    except SseEventTooLarge as exc:
-        raise failures.scrub(failures.stream_error(f"is not a valid event stream: {exc}")) from exc
-    except httpx2.TimeoutException as exc:
-        raise failures.scrub(failures.transport_error(exc)) from exc
-    except httpx2.HTTPError as exc:
-        raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
+        with read_errors(failures):
+            while (chunk := await stall.read(chunks)) is not None:
+                batch: list[Frame] = []
+                try:
+                    for text in reader.feed(chunk):
+                        if data := text.strip():
+                            batch.append(END_OF_STREAM if data == "[DONE]" else _parse_frame(data, failures))
+                finally:
+                    if batch:  # the events before a bad one are read first, as they came
+                        yield batch
+                        stall.expect()
     finally:
         stall.close()
         await _aclose(chunks)
@@ -205,33 +223,28 @@ async def _sse_frames(
 async def _ndjson_frames(
     response: httpx2.Response, failures: Failures, ends_at: float | None
 ) -> AsyncGenerator[list[Frame], None]:
-    import httpx2
-
     stall = _Stall(failures, ends_at)
     chunks = response.aiter_bytes()
     buffer = bytearray()
     try:
-        while (chunk := await stall.read(chunks)) is not None:
-            buffer.extend(chunk)
-            batch: list[Frame] = []
-            try:
-                while (end := buffer.find(b"\n")) >= 0:
-                    line = buffer[:end].decode("utf-8", "replace")
-                    del buffer[: end + 1]
-                    if line.strip():
-                        batch.append(_parse_frame(line, failures))
-            finally:
-                if batch:  # the lines before a bad one are read first, as they came
-                    yield batch
-                    stall.expect()
-            if len(buffer) > MAX_EVENT_BYTES:  # memory stays bounded
-                raise failures.scrub(failures.stream_error(f"sent a line longer than {MAX_EVENT_BYTES} bytes"))
-        if buffer.strip():
-            yield [_parse_frame(buffer.decode("utf-8", "replace"), failures)]
-    except httpx2.TimeoutException as exc:
-        raise failures.scrub(failures.transport_error(exc)) from exc
-    except httpx2.HTTPError as exc:
-        raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
+        with read_errors(failures):
+            while (chunk := await stall.read(chunks)) is not None:
+                buffer.extend(chunk)
+                batch: list[Frame] = []
+                try:
+                    while (end := buffer.find(b"\n")) >= 0:
+                        line = buffer[:end].decode("utf-8", "replace")
+                        del buffer[: end + 1]
+                        if line.strip():
+                            batch.append(_parse_frame(line, failures))
+                finally:
+                    if batch:  # the lines before a bad one are read first, as they came
+                        yield batch
+                        stall.expect()
+                if len(buffer) > MAX_EVENT_BYTES:  # memory stays bounded
+                    raise failures.scrub(failures.stream_error(f"sent a line longer than {MAX_EVENT_BYTES} bytes"))
+            if buffer.strip():
+                yield [_parse_frame(buffer.decode("utf-8", "replace"), failures)]
     finally:
         stall.close()
         await _aclose(chunks)
@@ -240,8 +253,6 @@ async def _ndjson_frames(
 async def _eventstream_frames(
     response: httpx2.Response, failures: Failures, ends_at: float | None, *, chunks: bool
 ) -> AsyncGenerator[list[Frame], None]:
-    import httpx2
-
     media_type = response.headers.get("content-type", "").partition(";")[0].strip()
     if media_type.lower() != EVENTSTREAM_MEDIA_TYPE:
         error = f"is not an AWS event stream: its content type is {media_type!r}, not {EVENTSTREAM_MEDIA_TYPE!r}"
@@ -250,26 +261,21 @@ async def _eventstream_frames(
     stall = _Stall(failures, ends_at)
     pieces = response.aiter_bytes()
     try:
-        while (piece := await stall.read(pieces)) is not None:
-            batch: list[Frame] = []
-            try:
-                for message in reader.feed(piece):
-                    event = parsed_event(message)
-                    if not chunks:
-                        batch.append(event)
-                    elif (inner := _chunk(event, failures)) is not None:
-                        batch.append(inner)
-            finally:
-                if batch:  # the frames before a bad one are read first, as they came
-                    yield batch
-                    stall.expect()
-        reader.close()
-    except EventStreamFormatError as exc:
-        raise failures.scrub(failures.stream_error(f"is not a valid event stream: {exc}")) from exc
-    except httpx2.TimeoutException as exc:
-        raise failures.scrub(failures.transport_error(exc)) from exc
-    except httpx2.HTTPError as exc:
-        raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
+        with read_errors(failures):
+            while (piece := await stall.read(pieces)) is not None:
+                batch: list[Frame] = []
+                try:
+                    for message in reader.feed(piece):
+                        event = parsed_event(message)
+                        if not chunks:
+                            batch.append(event)
+                        elif (inner := _chunk(event, failures)) is not None:
+                            batch.append(inner)
+                finally:
+                    if batch:  # the frames before a bad one are read first, as they came
+                        yield batch
+                        stall.expect()
+            reader.close()
     finally:
         stall.close()
         await _aclose(pieces)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from toolwire.codecs.common.wire import dumps
 from toolwire.errors import ProviderError, RateLimitError, ToolwireError
 from toolwire.http._failures import Failures, error_for_status, error_message, request_id_from
-from toolwire.http._frames import Frame, Framing, drain, read_frames
+from toolwire.http._frames import Frame, Framing, drain, read_errors, read_frames
 from toolwire.http._retries import Attempt, RetryPolicy, parse_retry_after, retry_after_text, retryable
 from toolwire.http._secrets import credential_parts, scrub_error
 
@@ -412,13 +412,6 @@ class RawReply:
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The body as it arrives; a cut connection raises `StreamError`."""
-        import httpx2
-
-        try:
+        with read_errors(self._transport._failures):
             async for chunk in self._response.aiter_bytes():
                 yield chunk
-        except httpx2.TimeoutException as exc:
-            raise self._transport._fail(self._transport._failures.transport_error(exc)) from exc
-        except httpx2.HTTPError as exc:
-            error = self._transport._failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")
-            raise self._transport._fail(error) from exc
