@@ -130,7 +130,10 @@ def test_the_anthropic_sdk_gets_a_whole_tool_use_and_its_result_answered(gateway
     tool = {"name": WEATHER["name"], "description": WEATHER["description"], "input_schema": WEATHER["parameters"]}
     question = {"role": "user", "content": QUESTION}
     with anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0, timeout=float(TIMEOUT_S)) as sdk:
-        first = sdk.messages.create(model="local", max_tokens=128, messages=[question], tools=[tool])  # type: ignore[list-item]
+        # Greedy: at the server's default temperature the model wrote a second call now and then
+        # (this SDK no longer takes `temperature`; the Messages API still reads it from the body).
+        greedy = {"temperature": 0}
+        first = sdk.messages.create(model="local", max_tokens=128, messages=[question], tools=[tool], extra_body=greedy)  # type: ignore[list-item]
         uses = [block for block in first.content if block.type == "tool_use"]
         print(f"anthropic, first turn: {first.content}")
         assert [use.name for use in uses] == ["get_weather"] and isinstance(uses[0].input, dict)
@@ -138,7 +141,12 @@ def test_the_anthropic_sdk_gets_a_whole_tool_use_and_its_result_answered(gateway
         result = {"type": "tool_result", "tool_use_id": uses[0].id, "content": '{"temp_c": 18}'}
         history = [question, {"role": "assistant", "content": first.content}, {"role": "user", "content": [result]}]
         second = sdk.messages.create(
-            model="local", max_tokens=128, messages=history, tool_choice={"type": "none"}, tools=[tool]
+            model="local",
+            max_tokens=128,
+            messages=history,
+            tool_choice={"type": "none"},
+            tools=[tool],
+            extra_body=greedy,
         )  # type: ignore[arg-type,list-item]
     assert second.stop_reason in ("end_turn", "max_tokens")
     assert "".join(block.text for block in second.content if block.type == "text").strip()
