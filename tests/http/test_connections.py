@@ -48,6 +48,7 @@ class _Server:
         self.end_body = end_body  # False: the body stays open after [DONE] (a server that never ends it)
         self.gather = gather  # answer once this many requests are open at once (or after 3 s)
         self.end_late = end_late  # the body's terminator comes in a later packet, 20 ms after [DONE]
+        self.ended = 0  # bodies whose terminator was written
         self.connections = 0
         self.requests = 0
         self.open = 0
@@ -86,6 +87,7 @@ class _Server:
                     await asyncio.sleep(0.02)
                 writer.write(b"0\r\n\r\n")
                 await writer.drain()
+                self.ended += 1
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
@@ -130,10 +132,23 @@ async def test_a_reader_that_stops_at_done_keeps_the_connection_for_the_next_req
     # connection was closed with it; each request paid a new connection (and TLS handshake).
     server = _Server(end_late=True)
     async with server as url, connect_http("openai:m", api_key="k", base_url=url) as client:
-        for _ in range(3):
+        for number in range(1, 4):
             assert await _until_done(client.stream("hello")) == "hi"
-            await asyncio.sleep(0.05)  # the terminator arrives while nobody reads
+            await _terminated(server, number)  # the terminator arrives while nobody reads
     assert (server.requests, server.connections) == (3, 1)
+
+
+async def _terminated(server: _Server, bodies: int) -> None:
+    """Until the server has written `bodies` terminators, then the loop's turn that reads the last.
+
+    Loopback hands written bytes to the reader's socket at once; the next turns of this loop (the
+    server is on it too) read them. No fixed sleep: a busy machine only makes it later.
+    """
+    async with asyncio.timeout(30):
+        while server.ended < bodies:
+            await asyncio.sleep(0.005)
+    for _ in range(5):
+        await asyncio.sleep(0)
 
 
 async def test_a_reader_that_stops_at_done_of_a_body_that_never_ends_gets_a_new_connection() -> None:
