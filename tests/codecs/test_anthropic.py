@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import logging
 from collections.abc import Callable
@@ -806,6 +807,66 @@ def test_stream_ignores_ping_and_unknown_events_and_finish_is_stable() -> None:
     assert first == Response(message=AssistantMessage(), stop_reason=StopReason.OTHER)
     with pytest.raises(CodecError):
         decoder.feed([])  # type: ignore[arg-type]  # a non-object event is not the format
+
+
+class _Unfast(dict):  # type: ignore[type-arg]
+    """An event the decoder reads on its full path: its delta fast path takes plain dicts only."""
+
+
+def _start(index: Any, **block: Any) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def _delta(index: Any, kind: str, piece: Any) -> dict[str, Any]:
+    field = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking"}[kind]
+    return {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}}
+
+
+_ODD_EVENTS = [
+    _start(0, type="text", text=""),
+    _start(0, type="thinking", thinking="", signature=""),
+    _start(0, type="tool_use", id="toolu_1", name="f", input={}),
+    _start(0, type="tool_use", id="toolu_2", name="g", input={"a": 1}),
+    _start(0, type="redacted_thinking", data="opaque"),
+    _start(1, type="text", text="Hi"),
+    _delta(0, "text_delta", "a"),
+    _delta(0, "text_delta", ""),
+    _delta(0, "text_delta", 1),
+    _delta(0, "input_json_delta", '{"b":'),
+    _delta(0, "input_json_delta", ""),
+    _delta(0, "thinking_delta", "t"),
+    _delta("0", "text_delta", "a"),
+    _delta(True, "input_json_delta", "1}"),
+    _delta(1, "text_delta", "é"),
+    {"type": "content_block_delta", "index": 0, "delta": "text"},
+    {"type": "content_block_stop", "index": 0},
+]
+
+
+def _outcome(events: list[dict[str, Any]]) -> tuple[list[Any], Any]:
+    decoder = CODEC.stream_decoder()
+    out: list[Any] = []
+    for event in events:
+        try:
+            out.append(decoder.feed(event))
+        except CodecError as exc:
+            out.append(exc.message)
+    try:
+        return out, decoder.finish()
+    except CodecError as exc:
+        return out, exc.message
+
+
+def test_stream_delta_fast_path_reads_what_the_full_path_reads() -> None:
+    """Text and argument deltas skip the decoder's dispatch: every run of three odd events reads the same."""
+    opening = {"type": "message_start", "message": {"id": "msg_f", "model": MODEL, "usage": {"input_tokens": 1}}}
+    differ = [
+        run
+        for size in (1, 2, 3)
+        for run in itertools.product(_ODD_EVENTS, repeat=size)
+        if _outcome([opening, *run]) != _outcome([_Unfast(e) for e in (opening, *run)])
+    ]
+    assert differ[:1] == []
 
 
 # Rendering replies (loopback test server)

@@ -15,6 +15,8 @@ from toolwire.types import (
     Done,
     Response,
     StreamEvent,
+    TextDelta,
+    ToolCallDelta,
 )
 
 __all__ = ["AnthropicStreamDecoder"]
@@ -35,9 +37,14 @@ class AnthropicStreamDecoder:
         self._stop_reason: str | None = None
         self._start_inputs: dict[Any, Any] = {}  # tool_use index -> `input` of its content_block_start
         self._final: Response | None = None
+        self._sinks: dict[int, tuple[list[str], int]] = {}  # open text or tool_use block -> its live pieces
 
     def feed(self, event: dict[str, Any]) -> list[StreamEvent]:
         """Take one parsed SSE `data` object; returns the neutral events it yields."""
+        if event.__class__ is dict and event.get("type") == "content_block_delta":
+            fast = self._fast_delta(event)
+            if fast is not None:
+                return fast
         event = require_dict(event, NAME, "stream event")
         match event.get("type"):
             case "message_start":
@@ -46,11 +53,16 @@ class AnthropicStreamDecoder:
                 self._stop_reason = message.get("stop_reason")
                 self._merge_usage(message.get("usage"))
             case "content_block_start":
-                return self._block_start(event.get("index"), object_or_empty(event.get("content_block")))
+                out = self._block_start(event.get("index"), object_or_empty(event.get("content_block")))
+                self._sink(event.get("index"))
+                return out
             case "content_block_delta":
-                return self._block_delta(event.get("index"), object_or_empty(event.get("delta")))
+                out = self._block_delta(event.get("index"), object_or_empty(event.get("delta")))
+                self._sink(event.get("index"))  # a delta of another kind may have put a new part there
+                return out
             case "content_block_stop":
                 self._block_stop(event.get("index"))
+                self._sink(event.get("index"))
             case "message_delta":
                 self._stop_reason = object_or_empty(event.get("delta")).get("stop_reason") or self._stop_reason
                 self._merge_usage(event.get("usage"))
@@ -62,6 +74,27 @@ class AnthropicStreamDecoder:
             case _:
                 pass  # `ping`, and event types added after this codec was written
         return []
+
+    def _fast_delta(self, event: dict[str, Any]) -> list[StreamEvent] | None:
+        """The shape nearly every event has: a text piece or an argument fragment of an open block.
+
+        What `_block_delta` would do, without its dispatch; `None` for anything else (or anything
+        unusual), which then takes the full path.
+        """
+        index, delta = event.get("index"), event.get("delta")
+        sink = self._sinks.get(index) if index.__class__ is int else None
+        if sink is None or delta.__class__ is not dict:
+            return None
+        pieces, call = sink
+        piece = delta.get("text" if call < 0 else "partial_json")
+        if delta.get("type") != ("text_delta" if call < 0 else "input_json_delta") or piece.__class__ is not str:
+            return None
+        if call >= 0:
+            self._start_inputs.pop(index, None)  # streamed JSON, even none, replaces the placeholder `{}`
+        if not piece:
+            return []
+        pieces.append(piece)
+        return [TextDelta(piece)] if call < 0 else [ToolCallDelta(call, None, None, piece)]
 
     def finish(self) -> Response:
         """The reply accumulated so far (the `Done` one once `message_stop` arrived)."""
@@ -89,6 +122,15 @@ class AnthropicStreamDecoder:
                 self._start_inputs[index] = block.get("input")
                 return [self._parts.start_call(index, call_id(block.get("id")), block.get("name") or "")]
         return []
+
+    def _sink(self, index: Any) -> None:
+        """The fast path's view of the part under `index`, after the full path may have changed it."""
+        if isinstance(index, int):  # `True` is key 1 too
+            sink = self._parts.sink(index)
+            if sink is None:
+                self._sinks.pop(index, None)
+            else:
+                self._sinks[index] = sink
 
     def _block_delta(self, index: Any, delta: dict[str, Any]) -> list[StreamEvent]:
         out: StreamEvent | None = None
