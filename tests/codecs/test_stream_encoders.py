@@ -21,7 +21,7 @@ from tests.sdk_types import assert_sdk_exact
 from tests.strategies import CODECS, json_objects, names, texts
 from toolwire import AssistantMessage, Response, StopReason, TextPart, ThinkingPart, ToolCall, Usage
 from toolwire.codecs import get_codec
-from toolwire.codecs.common.wire import dumps
+from toolwire.codecs.common.wire import dumps, dumps_string
 from toolwire.types import AssistantPart, Done, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 
 call_ids = st.builds("call_{}".format, st.text(string.ascii_letters + string.digits, min_size=4, max_size=12))
@@ -234,6 +234,13 @@ def test_an_events_text_is_its_data_as_dumps_writes_it(codec: str, data: st.Data
     wire = [w for event in data.draw(neutral_streams(reply)) for w in encoder.feed(event)] + encoder.finish()
     assert [w.text for w in wire if w.text is not None] == [dumps(w.data) for w in wire if w.text is not None]
     assert codec != "openai" or all(w.text is not None for w in wire if w.data.get("choices"))
+
+
+@given(st.text())
+@example('"\\\n\x00\u2028é\ud800\udfff')
+def test_a_string_alone_is_written_as_dumps_writes_it(text: str) -> None:
+    """Deltas are written by `dumps_string`: quotes, controls and lone surrogates escaped as `dumps` does."""
+    assert dumps_string(text) == dumps(text)
 
 
 def _sdk_stream_types() -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 from toolwire.codecs.anthropic.replies import encode_reply_part, encode_usage, reply_input, wire_stop_reason
 from toolwire.codecs.anthropic.requests import NAME
 from toolwire.codecs.common.stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
-from toolwire.codecs.common.wire import dumps
+from toolwire.codecs.common.wire import dumps, dumps_string
 from toolwire.types import AssistantPart, Response, TextPart, ThinkingPart, ToolCall
 
 __all__ = ["AnthropicStreamEncoder"]
@@ -62,7 +62,7 @@ class AnthropicStreamEncoder(SegmentedEncoder):
 
     def delta(self, segment: Segment, text: str) -> list[WireEvent]:
         kind, key = _DELTAS[segment.kind]
-        return [self._delta(segment, {"type": kind, key: text})]
+        return [self._delta(segment, {"type": kind, key: text}, f'{{"type":"{kind}","{key}":{dumps_string(text)}}}')]
 
     def close(self, segment: Segment) -> list[WireEvent]:
         stop = _event({"type": "content_block_stop", "index": segment.position})
@@ -99,7 +99,9 @@ class AnthropicStreamEncoder(SegmentedEncoder):
             delta["usage"] = {"output_tokens": 0}
         return [_event(delta), _event({"type": "message_stop"})]
 
-    def _delta(self, segment: Segment, delta: dict[str, Any]) -> WireEvent:
+    def _delta(self, segment: Segment, delta: dict[str, Any], written: str | None = None) -> WireEvent:
+        """A `content_block_delta` holding `delta` (`written`: `dumps(delta)`, when the caller wrote it faster)."""
         data = {"type": "content_block_delta", "index": segment.position, "delta": delta}
-        text = f'{{"type":"content_block_delta","index":{segment.position},"delta":{dumps(delta)}}}'
+        written = written if written is not None else dumps(delta)
+        text = f'{{"type":"content_block_delta","index":{segment.position},"delta":{written}}}'
         return WireEvent(data, "content_block_delta", text)

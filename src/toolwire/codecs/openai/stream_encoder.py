@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from toolwire.codecs.common.stream_encoding import Segment, SegmentedEncoder, WireEvent, missing_text
-from toolwire.codecs.common.wire import dumps
+from toolwire.codecs.common.wire import dumps, dumps_string
 from toolwire.codecs.openai.messages import NAME, REASONING_FIELDS, is_refusal
 from toolwire.codecs.openai.replies import REPLY_REASONING_FIELD, encode_usage, finish_reason
 from toolwire.types import AssistantPart, Response, TextPart, ThinkingPart, ToolCall
@@ -56,12 +56,14 @@ class OpenAIStreamEncoder(SegmentedEncoder):
         if isinstance(part, TextPart) and is_refusal(part):
             return [self._chunk({"refusal": text})]
         if segment.kind == "text":
-            return [self._chunk({"content": text})]
+            return [self._chunk({"content": text}, written=f'{{"content":{dumps_string(text)}}}')]
         if segment.kind == "thinking":
             opaque = part.metadata.get(NAME) if part is not None else None
             field = opaque.get("field") if isinstance(opaque, dict) else None
             return [self._chunk({field if field in REASONING_FIELDS else REPLY_REASONING_FIELD: text})]
-        return [self._chunk({"tool_calls": [{"index": segment.call_index, "function": {"arguments": text}}]})]
+        index = segment.call_index
+        written = f'{{"tool_calls":[{{"index":{index},"function":{{"arguments":{dumps_string(text)}}}}}]}}'
+        return [self._chunk({"tool_calls": [{"index": index, "function": {"arguments": text}}]}, written=written)]
 
     def close(self, segment: Segment) -> list[WireEvent]:
         return []
@@ -83,10 +85,11 @@ class OpenAIStreamEncoder(SegmentedEncoder):
             out.append(WireEvent({**self._head, "choices": [], "usage": usage}))
         return out
 
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> WireEvent:
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None, *, written: str | None = None) -> WireEvent:
+        """One chunk holding `delta` (`written`: `dumps(delta)`, when the caller wrote it faster)."""
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
         if self._head_text is None:  # the fields every chunk repeats, written once
             self._head_text = dumps(self._head)[:-1] + ',"choices":[{"index":0,"delta":'
         ending = _UNFINISHED if finish is None else f',"logprobs":null,"finish_reason":{dumps(finish)}}}]}}'
-        text = f"{self._head_text}{dumps(delta)}{ending}"
+        text = f"{self._head_text}{written if written is not None else dumps(delta)}{ending}"
         return WireEvent({**self._head, "choices": [choice]}, None, text)
