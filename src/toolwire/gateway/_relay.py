@@ -120,7 +120,9 @@ class Relay:
     def _encode(self, event: StreamEvent) -> list[WireEvent]:
         if isinstance(event, ToolCallDelta):
             if event.id is not None and self.carrier == "id":
-                event = replace(event, id=self._packed_id(event.index, event.id))
+                packed = self._packed_id(event.index, event.id)
+                if packed != event.id:
+                    event = ToolCallDelta(event.index, packed, event.name, event.arguments_delta)
         elif isinstance(event, Done):
             return self._done(event.response)
         encoder = self._encoder
