@@ -14,6 +14,7 @@ from tests.codecs._fuzz import decode, mutate, run, seeds, warnings_shown_again
 from toolwire import AssistantMessage, Response, StopReason, ToolCall
 from toolwire.agent import Agent
 from toolwire.codecs import CODEC_NAMES, get_codec
+from toolwire.codecs.common.arguments import parse_arguments
 from toolwire.errors import CodecError, ProviderError, StreamError, ToolwireError
 from toolwire.testing import RawReply, ScriptedServer, reply
 from toolwire.tools import tool
@@ -89,6 +90,15 @@ def test_deeply_nested_arguments_become_an_error_for_the_model() -> None:
     call["function"]["arguments"] = nested
     (decoded,) = get_codec("openai").decode_response(body).tool_calls
     assert decoded.metadata["arguments_error"] == "the arguments nest deeper than 64 levels; send a flatter JSON object"
+
+
+@pytest.mark.parametrize(("depth", "refused"), [(64, False), (65, True)])
+def test_the_depth_limit_holds_for_the_shortest_text_of_each_depth(depth: int, refused: bool) -> None:
+    """Texts of up to 128 characters skip the depth walk: the shortest 65-level object is longer."""
+    text = '{"":' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+    arguments, metadata = parse_arguments(text)
+    assert (arguments == {}, "arguments_error" in metadata) == (refused, refused)
+    assert len(text) == 2 * depth + 3
 
 
 def test_cut_off_arguments_are_refused_and_long_broken_ones_not_repaired() -> None:

@@ -55,7 +55,9 @@ def parse_arguments(raw: Any, *, repair_cut: bool = False) -> tuple[dict[str, An
 
 
 def _bounded(value: dict[str, Any], raw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    if depth_exceeds(value, MAX_ARGUMENT_DEPTH):
+    # Each level of nesting takes two characters of JSON text: a short text cannot be too deep.
+    short = isinstance(raw, str) and len(raw) <= 2 * MAX_ARGUMENT_DEPTH
+    if not short and depth_exceeds(value, MAX_ARGUMENT_DEPTH):
         return {}, {"raw_arguments": raw, "arguments_error": _too_deep()}
     return value, {}
 
