@@ -369,35 +369,36 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
         ahead = OpeningAhead(ex.protocol, ex.model)
         asyncio.get_running_loop().call_soon(ahead.encode)  # runs while the upstream is asked
         upstream = _Upstream(client, opening=not ex.fallback_left)
-        events = (
-            toolmodes.stream_formatted(client, request, state, strategy, opener=upstream.open, runnable_only=True)
+        batches = (
+            _one_by_one(
+                toolmodes.stream_formatted(client, request, state, strategy, opener=upstream.events, runnable_only=True)
+            )
             if strategy is not None
-            else toolmodes.stream(client, request, state, opener=upstream.open, runnable_only=True)
+            else toolmodes.stream_batches(client, request, state, opener=upstream.open, runnable_only=True)
         )
-        first = await _first(events)  # upstream errors are raised here, before any status goes out
+        first = await _first(batches)  # upstream errors are raised here, before any status goes out
         ex.dropped.extend(degraded)
-    async with aclosing(events):
+    async with aclosing(batches):
         names = namespaced_tools(ex.protocol.name, ex.body)
         relay = Relay(ex.protocol, ex.model, upstream, foreign=ex.foreign, namespaces=names, ahead=ahead)
         headers = _headers(ex, ex.protocol.media_type) | {"cache-control": "no-cache"}
         yield Start(200, headers)
-        pending: list[bytes] = []  # what arrived together goes out in one write
+        data = b""  # what arrived together goes out in one write
         try:
-            pending.append(relay.feed(first))
-            if not upstream.more and not isinstance(first, Done) and (data := _taken(pending)):
-                yield data
-            async for event in events:
-                pending.append(relay.feed(event))
-                # The reply's last events go with the stream's closing bytes, in the body's last write.
-                if not upstream.more and not isinstance(event, Done) and (data := _taken(pending)):
+            batch: list[StreamEvent] | None = first
+            while batch is not None:
+                data = b"".join([relay.feed(event) for event in batch])
+                if isinstance(batch[-1], Done):
+                    break  # the reply's last events go with the stream's closing bytes, in the body's last write
+                if data:
                     yield data
-            pending.append(relay.finish())
-            yield Last(_taken(pending))
+                data, batch = b"", await anext(batches, None)
+            yield Last(data + relay.finish())
         except (ToolwireError, ValueError) as exc:
             error = classify(exc) if isinstance(exc, ToolwireError) else _unsendable(ex, exc)
             ex.failures.append((ex.target.target, error.status))
             logger.warning("upstream failed mid-stream (%s): %s", ex.target.target, error.message)
-            yield Last(_taken(pending) + relay.error(error.status, error.message))
+            yield Last(data + relay.error(error.status, error.message))
         finally:
             ex.tokens = relay.tokens
             ex.dropped.extend(relay.dropped)
@@ -414,13 +415,13 @@ def _output_strategy(ex: ClientRequest, client: Client, request: Request) -> too
     return strategy
 
 
-def _taken(pending: list[bytes]) -> bytes:
-    data = b"".join(pending)
-    pending.clear()
-    return data
+async def _one_by_one(events: AsyncGenerator[StreamEvent, None]) -> AsyncGenerator[list[StreamEvent], None]:
+    async with aclosing(events):
+        async for event in events:
+            yield [event]
 
 
-async def _first(events: AsyncGenerator[StreamEvent, None]) -> StreamEvent:
+async def _first(events: AsyncGenerator[list[StreamEvent], None]) -> list[StreamEvent]:
     try:
         return await anext(events)
     except BaseException:
@@ -504,22 +505,19 @@ class _Upstream:
         self.client = client
         self.opening = opening
         self.decoder: StreamDecoder | None = None
-        self.more = False  # events that arrived with the one just passed on are still to come
 
-    def open(self, request: Request) -> AsyncIterator[StreamEvent]:
+    def open(self, request: Request) -> AsyncGenerator[list[StreamEvent], None]:
+        """The upstream's events in the lists that arrived together."""
         decoder = self.client.codec.stream_decoder()
         self.decoder = _Opening(decoder) if self.opening else decoder
-        return self._events(self.client.stream_batches(request, self.decoder))
+        return self.client.stream_batches(request, self.decoder)
 
-    async def _events(self, batches: AsyncGenerator[list[StreamEvent], None]) -> AsyncIterator[StreamEvent]:
-        """The events one by one, `more` saying whether others of the same piece follow at once."""
-        async with aclosing(batches):
+    async def events(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
+        """The upstream's events one by one (for a formatted reply, whose strategies read them so)."""
+        async with aclosing(self.open(request)) as batches:
             async for batch in batches:
-                last = len(batch) - 1
-                for number, event in enumerate(batch):
-                    self.more = number < last
+                for event in batch:
                     yield event
-        self.more = False
 
     def finish(self) -> Response:
         """The reply so far (unchecked: the relay only looks at it; the whole reply is checked at its end)."""

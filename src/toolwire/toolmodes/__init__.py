@@ -5,6 +5,7 @@ Sessions, the agent, `toolwire eval` and the gateway all ask a model through `co
 modes themselves are described in docs/tool-modes.md:
 
 - `complete(client, request, state)` / `stream(client, request, state)`: one reply in the mode;
+  `stream_batches` gives the stream's events in the lists the upstream delivered them in (a relay);
 - `refuses_tools(exc)`: the one decision that a server takes no tools (never a 404, never a
   context-length or other parameter error);
 - `text_sent`, `constrained_sent`, `answer_sent`: the request each mode sends;
@@ -21,7 +22,7 @@ never a client, a codec module or httpx2.
 from __future__ import annotations
 
 from toolwire.textcalls import TOOL_MODES, ToolMode
-from toolwire.toolmodes._engine import Opener, Written, complete, stream
+from toolwire.toolmodes._engine import BatchOpener, Opener, Written, complete, stream, stream_batches
 from toolwire.toolmodes._formats import complete_formatted, format_strategy, stream_formatted
 from toolwire.toolmodes._output import (
     OutputResult,
@@ -51,6 +52,7 @@ __all__ = [
     "OUTPUT_STRATEGIES",
     "OUTPUT_TOOL",
     "TOOL_MODES",
+    "BatchOpener",
     "CallFilter",
     "InvalidOutput",
     "ModeState",
@@ -80,6 +82,7 @@ __all__ = [
     "read_written_calls",
     "refuses_tools",
     "stream",
+    "stream_batches",
     "stream_formatted",
     "stream_output",
     "text_sent",

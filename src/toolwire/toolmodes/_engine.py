@@ -20,8 +20,9 @@ here too, so a caller (the gateway) can still answer with that error's status.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolwire.constrained import ConstrainedReply, ReplyFilter, SchemaSupport, calls_from_reply, with_usage_of
 from toolwire.errors import BadRequestError, StreamError
@@ -35,10 +36,13 @@ if TYPE_CHECKING:
     from toolwire.contract import ModelClient
     from toolwire.toolmodes._state import ModeState
 
-__all__ = ["Opener", "Written", "complete", "stream"]
+__all__ = ["BatchOpener", "Opener", "Written", "complete", "stream", "stream_batches"]
 
 Opener = Callable[[Request], AsyncIterator[StreamEvent]]
 """Starts one upstream stream for a request (the client's `stream_request`, or the gateway's own)."""
+
+BatchOpener = Callable[[Request], AsyncIterator[list[StreamEvent]]]
+"""Starts one upstream stream whose events come in the lists that arrived together (`Client.stream_batches`)."""
 
 
 @dataclass(slots=True)
@@ -139,6 +143,91 @@ def stream(
     if state.mode == "constrained" and request.tools:
         return _stream_constrained(open_stream, request, support or client.schema_support, written, runnable_only)
     return _stream(open_stream, request, state, written, runnable_only)
+
+
+async def stream_batches(
+    client: ModelClient,
+    request: Request,
+    state: ModeState,
+    *,
+    opener: BatchOpener,
+    written: Written | None = None,
+    support: SchemaSupport | None = None,
+    runnable_only: bool = False,
+) -> AsyncGenerator[list[StreamEvent], None]:
+    """`stream`'s events in lists (none empty): those that came out of one list of the upstream's.
+
+    For a relay, which writes each list at once. Native mode passes the upstream's lists on as
+    they are, with no step per event; the other modes read the events one by one, as `stream`.
+    """
+    written = written if written is not None else Written()
+    if state.mode == "native":
+        batches = _native_batches(opener, request, written)
+    else:
+        flat = _Flattened(opener)
+        events = stream(
+            client, request, state, written=written, support=support, opener=flat, runnable_only=runnable_only
+        )
+        batches = _regrouped(events, flat)
+    async with aclosing(batches):
+        async for batch in batches:
+            yield batch
+
+
+async def _native_batches(
+    open_batches: BatchOpener, request: Request, written: Written
+) -> AsyncGenerator[list[StreamEvent], None]:
+    batches = open_batches(request)
+    try:
+        async for batch in batches:
+            last = batch[-1]  # a `Done` is the last event of its list
+            if isinstance(last, Done):
+                written.text = last.response.text
+                yield batch
+                return
+            yield batch
+    finally:
+        await _close(batches)
+    raise _cut()
+
+
+class _Flattened:
+    """A batch opener as an event opener; `more`: the list of the event just passed on has more."""
+
+    def __init__(self, open_batches: BatchOpener) -> None:
+        self._open = open_batches
+        self.more = False
+
+    def __call__(self, request: Request) -> AsyncIterator[StreamEvent]:
+        return self._events(self._open(request))
+
+    async def _events(self, batches: AsyncIterator[list[StreamEvent]]) -> AsyncGenerator[StreamEvent, None]:
+        try:
+            async for batch in batches:
+                last = len(batch) - 1
+                for number, event in enumerate(batch):
+                    self.more = number < last
+                    yield event
+        finally:
+            self.more = False
+            await _close(batches)
+
+
+async def _regrouped(
+    events: AsyncGenerator[StreamEvent, None], flat: _Flattened
+) -> AsyncGenerator[list[StreamEvent], None]:
+    """The events a mode passed on, in lists again: each ends where an upstream list ended."""
+    batch: list[StreamEvent] = []
+    try:
+        async for event in events:
+            batch.append(event)
+            if not flat.more or isinstance(event, Done):
+                yield batch
+                batch = []
+    finally:
+        await events.aclose()
+    if batch:
+        yield batch
 
 
 async def _stream(
@@ -253,7 +342,7 @@ async def _stream_constrained(
             yield held.answer_event(event)
 
 
-async def _close(events: AsyncIterator[StreamEvent]) -> None:
+async def _close(events: AsyncIterator[Any]) -> None:
     close = getattr(events, "aclose", None)
     if close is not None:
         await close()
