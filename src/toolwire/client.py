@@ -361,6 +361,7 @@ class _StreamReader:
         self.decoder = decoder if decoder is not None else client.codec.stream_decoder()
         self.events: list[StreamEvent] = []
         self.ended = False
+        self._end = client.spec.stream_end
 
     async def read(self, frames: AsyncIterator[list[Any]]) -> AsyncGenerator[list[StreamEvent], None]:
         """The events of each list of frames (none empty); a `Done` is the last event of the last list."""
@@ -401,7 +402,7 @@ class _StreamReader:
         return False
 
     def _feed(self, frame: dict[str, Any]) -> list[StreamEvent]:
-        end = self.client.spec.stream_end
+        end = self._end
         if end is not None and end(frame):
             self.ended = True
         try:

@@ -173,9 +173,15 @@ def test_the_opening_encoded_ahead_is_the_one_the_relay_would_send(protocol: str
     with_ahead = Relay(PROTOCOLS[protocol], "client-model", decoder, foreign=True, ahead=ahead)
     alone = Relay(PROTOCOLS[protocol], "client-model", decoder, foreign=True)
     assert ahead.encoded is not None
-    streams = [[relay.feed(event) for event in (TextDelta(""), TextDelta("Hi"))] for relay in (with_ahead, alone)]
+    streams = [[relay.feed([event]) for event in (TextDelta(""), TextDelta("Hi"))] for relay in (with_ahead, alone)]
     assert with_ahead.encoder is ahead.encoded[0]  # the stream went on from the opening sent
     assert streams[0][0] == ahead.encoded[1]
     assert [_MADE_UP.sub(b"X", data) for data in streams[0]] == [_MADE_UP.sub(b"X", data) for data in streams[1]]
+    together = OpeningAhead(PROTOCOLS[protocol], "client-model")
+    together.encode()  # the opening and a delta that arrived with it: one write of both
+    both = Relay(PROTOCOLS[protocol], "client-model", decoder, foreign=True, ahead=together).feed(
+        [TextDelta(""), TextDelta("Hi")]
+    )
+    assert _MADE_UP.sub(b"X", both) == _MADE_UP.sub(b"X", b"".join(streams[0]))
     # Gemini and Ollama open on the first text; a Converse stream names no model at all.
     assert b"client-model" in streams[0][0] or protocol in ("gemini", "ollama", "bedrock")

@@ -387,7 +387,7 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
         try:
             batch: list[StreamEvent] | None = first
             while batch is not None:
-                data = b"".join([relay.feed(event) for event in batch])
+                data = relay.feed(batch)
                 if isinstance(batch[-1], Done):
                     break  # the reply's last events go with the stream's closing bytes, in the body's last write
                 if data:
@@ -467,13 +467,10 @@ class _Opening:
 
     def __init__(self, decoder: StreamDecoder) -> None:
         self._decoder = decoder
-        self._opened = False
 
     def feed(self, event: dict[str, Any]) -> list[StreamEvent]:
         events = self._decoder.feed(event)
-        if self._opened:
-            return events
-        self._opened = True
+        self.feed = self._decoder.feed  # type: ignore[method-assign]  # opened: later frames go straight to the decoder
         return events or [TextDelta("")]
 
     def finish(self) -> Response:

@@ -8,6 +8,7 @@ codecs, the neutral types and the gateway's own tables.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -97,15 +98,18 @@ class Relay:
             self._encoder = get_codec(self.protocol.name).stream_encoder(self.model)
         return self._encoder
 
-    def feed(self, event: StreamEvent) -> bytes:
-        """The bytes to send for one upstream event (often one frame, sometimes none)."""
+    def feed(self, events: Sequence[StreamEvent]) -> bytes:
+        """The bytes to send for upstream events that arrived together (one write)."""
         if self._ahead is not None:  # the first event: the stream begins with the opening encoded ahead
             ahead, self._ahead = self._ahead, None
+            event = events[0]
             opening = isinstance(event, TextDelta) and not event.text
             if opening and ahead.encoded is not None and not self.namespaces:
                 self._encoder, data = ahead.encoded
-                return data
-        return self._frames(self._encode(event))
+                return data + self.feed(events[1:]) if len(events) > 1 else data
+        if len(events) == 1:  # often: one delta
+            return self._frames(self._encode(events[0]))
+        return self._frames([w for event in events for w in self._encode(event)])
 
     def finish(self) -> bytes:
         """The stream's closing bytes (and OpenAI's `[DONE]`)."""

@@ -147,7 +147,7 @@ class SegmentedEncoder(ABC):
             if isinstance(event, TextDelta):
                 return self._extend("text", event.text) if event.text else []
             if isinstance(event, ToolCallDelta):
-                return self._on_call(event)
+                return self._fragment(event)
         out: list[WireEvent] = [] if self._started else self.start()
         self._started = True
         match event:
@@ -230,6 +230,16 @@ class SegmentedEncoder(ABC):
         out += self.open(segment)
         segment.add(text)
         return out + self.delta(segment, text)
+
+    def _fragment(self, event: ToolCallDelta) -> list[WireEvent]:
+        """A call delta while no call waits: the open call's next fragment goes on as `_on_call` would send it."""
+        segment = self._current
+        if event.id is None and segment is not None and self._calls.get(event.index) is segment:
+            if not event.arguments_delta:
+                return []
+            segment.add(event.arguments_delta)
+            return self.delta(segment, event.arguments_delta)
+        return self._on_call(event)
 
     def _on_call(self, event: ToolCallDelta, *, hold: bool = True) -> list[WireEvent]:
         """One call delta; another call's while the open call's arguments are unfinished waits.
