@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import gzip
 import logging
 import socket
 import time
@@ -322,6 +323,26 @@ async def test_openai_stream_without_done_marker_but_with_finish_reason_complete
         async with server.connect("vllm:m-1") as client:
             events = [e async for e in client.stream("hi")]
     assert isinstance(events[-1], Done) and events[-1].response.text == "Hi"
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+async def test_a_compressed_reply_is_read_as_sent(stream: bool) -> None:
+    """A gzip body goes through httpx2's decoding; a plain one is read straight off the connection."""
+    choice = '{"index":0,"delta":{"content":"Hé"},"finish_reason":"stop"}'
+    chunk = f'{{"id":"c1","object":"chat.completion.chunk","choices":[{choice}]}}'
+    whole = '{"id":"c1","choices":[{"index":0,"message":{"role":"assistant","content":"Hé"},"finish_reason":"stop"}]}'
+    body = f"data: {chunk}\n\ndata: [DONE]\n\n" if stream else whole
+    content_type = "text/event-stream" if stream else "application/json"
+    reply = RawReply(body=gzip.compress(body.encode()), content_type=content_type, headers={"content-encoding": "gzip"})
+    with ScriptedServer([reply]) as server:
+        async with server.connect("vllm:m-1") as client:
+            if stream:
+                done = [e async for e in client.stream("hi")][-1]
+                assert isinstance(done, Done)
+                response = done.response
+            else:
+                response = await client.complete("hi")
+    assert (response.text, response.id) == ("Hé", "c1")
 
 
 # secrets

@@ -24,7 +24,7 @@ import builtins
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from toolwire.errors import ToolwireError
@@ -193,6 +193,43 @@ def read_errors(failures: Failures) -> Iterator[None]:
         raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
 
 
+def body_pieces(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
+    """The body's pieces as they arrive: `response.aiter_bytes()`, straight off the transport when not encoded.
+
+    httpx2's `aiter_bytes` runs each piece, and the close, through two generators and three
+    context managers (decoding, counting bytes); a body without a content encoding needs none
+    of them. Close what this returns (`aclosing`) when stopping early.
+    """
+    import httpx2
+
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    stream = response.stream
+    if (
+        encoding not in ("", "identity")
+        or hasattr(response, "_content")
+        or not isinstance(stream, httpx2.AsyncByteStream)
+    ):
+        return response.aiter_bytes()
+    return _raw_pieces(response, stream)
+
+
+async def _raw_pieces(response: httpx2.Response, stream: httpx2.AsyncByteStream) -> AsyncGenerator[bytes, None]:
+    import httpx2
+
+    response.is_stream_consumed = True  # as `aiter_raw` marks it: a second read raises StreamConsumed
+    pieces = stream.__aiter__()
+    try:
+        async for piece in pieces:
+            yield piece
+    except httpx2.RequestError as exc:
+        with suppress(RuntimeError):  # a response made without a request has none to name
+            exc.request = response.request  # as httpx2 does: the error names the request's URL
+        raise
+    finally:
+        await _aclose(pieces)
+        await response.aclose()
+
+
 async def _sse_frames(
     response: httpx2.Response, failures: Failures, ends_at: float | None
 ) -> AsyncGenerator[list[Frame], None]:
@@ -202,7 +239,7 @@ async def _sse_frames(
         raise failures.scrub(failures.stream_error(error))
     reader = SseReader(MAX_EVENT_BYTES)
     stall = _Stall(failures, ends_at)
-    chunks = response.aiter_bytes()
+    chunks = body_pieces(response)
     try:
         with read_errors(failures):
             while (chunk := await stall.read(chunks)) is not None:
@@ -224,7 +261,7 @@ async def _ndjson_frames(
     response: httpx2.Response, failures: Failures, ends_at: float | None
 ) -> AsyncGenerator[list[Frame], None]:
     stall = _Stall(failures, ends_at)
-    chunks = response.aiter_bytes()
+    chunks = body_pieces(response)
     buffer = bytearray()
     try:
         with read_errors(failures):
@@ -259,7 +296,7 @@ async def _eventstream_frames(
         raise failures.scrub(failures.stream_error(error))
     reader = EventStreamReader()
     stall = _Stall(failures, ends_at)
-    pieces = response.aiter_bytes()
+    pieces = body_pieces(response)
     try:
         with read_errors(failures):
             while (piece := await stall.read(pieces)) is not None:

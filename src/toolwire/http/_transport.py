@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from toolwire.codecs.common.wire import dumps
 from toolwire.errors import ProviderError, RateLimitError, ToolwireError
 from toolwire.http._failures import Failures, error_for_status, error_message, request_id_from
-from toolwire.http._frames import Frame, Framing, drain, read_errors, read_frames
+from toolwire.http._frames import Frame, Framing, body_pieces, drain, read_errors, read_frames
 from toolwire.http._retries import Attempt, RetryPolicy, parse_retry_after, retry_after_text, retryable
 from toolwire.http._secrets import credential_parts, scrub_error
 
@@ -46,10 +46,11 @@ _MAX_ERROR_BYTES = 1024 * 1024  # an error body is read this far: its message is
 async def _read_at_most(response: httpx2.Response, limit: int) -> tuple[bytes, bool]:
     """Up to `limit` bytes of the body, and whether that is all of it (a longer body is not read on)."""
     body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body.extend(chunk)
-        if len(body) > limit:
-            return bytes(body[:limit]), False
+    async with aclosing(body_pieces(response)) as pieces:
+        async for chunk in pieces:
+            body.extend(chunk)
+            if len(body) > limit:
+                return bytes(body[:limit]), False
     return bytes(body), True
 
 
@@ -413,5 +414,6 @@ class RawReply:
     async def chunks(self) -> AsyncIterator[bytes]:
         """The body as it arrives; a cut connection raises `StreamError`."""
         with read_errors(self._transport._failures):
-            async for chunk in self._response.aiter_bytes():
-                yield chunk
+            async with aclosing(body_pieces(self._response)) as pieces:
+                async for chunk in pieces:
+                    yield chunk
