@@ -366,6 +366,7 @@ class _StreamReader:
     async def read(self, frames: AsyncIterator[list[Any]]) -> AsyncGenerator[list[StreamEvent], None]:
         """The events of each list of frames (none empty); a `Done` is the last event of the last list."""
         try:
+            seen = self.events
             async for batch in frames:
                 out: list[StreamEvent] = []
                 marker = END_OF_STREAM in batch
@@ -373,9 +374,12 @@ class _StreamReader:
                     if frame is END_OF_STREAM:
                         self.ended = True
                         break
-                    if self._take(self._feed(frame), out):
-                        yield out
-                        return
+                    for event in self._feed(frame):  # inline: this runs for every event of every stream
+                        seen.append(event)
+                        out.append(event)
+                        if isinstance(event, Done):  # the reply's end: nothing after it is read
+                            yield out
+                            return
                 if out:
                     yield out
                 if marker:
@@ -384,22 +388,17 @@ class _StreamReader:
             error.partial = list(self.events)
             error.request_id = error.request_id or self.request_id
             raise
+        yield [self._done()]
+
+    def _done(self) -> Done:
+        """The reply of a stream whose end marker came without a `Done` of the decoder's."""
         if not self.ended and self.with_tools and not self.events:
             raise self._refused()
         if not self.ended:
             raise self._cut("ended before its end marker")
         done = Done(self._finish())
         self.events.append(done)
-        yield [done]
-
-    def _take(self, events: list[StreamEvent], out: list[StreamEvent]) -> bool:
-        """Add a frame's events to `out` (and to those seen); whether the reply's `Done` was among them."""
-        for event in events:
-            self.events.append(event)
-            out.append(event)
-            if isinstance(event, Done):
-                return True
-        return False
+        return done
 
     def _feed(self, frame: dict[str, Any]) -> list[StreamEvent]:
         end = self._end

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import json
+
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from toolwire.errors import StreamError
+from toolwire.http._failures import Failures
+from toolwire.http._frames import _parse_frame
 from toolwire.http._sse import SseEventTooLarge, SseReader
 
 _VALUE = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=12)
@@ -91,3 +96,39 @@ def test_an_event_past_the_limit_is_refused_finished_or_not() -> None:
         _read(b"data: 0123456789abcdef\n\n", [], limit=16)
     with pytest.raises(SseEventTooLarge, match="exceeded the 16 byte limit"):
         _read(b"data: 0123456789abcdef", [4], limit=16)  # refused before its end arrives: memory stays bounded
+
+
+_JSON_TEXTS = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+).map(json.dumps)
+
+
+@given(
+    st.one_of(
+        _JSON_TEXTS,
+        st.tuples(st.sampled_from(["", " ", "\t", "\n "]), _JSON_TEXTS, st.sampled_from(["", " ", "x", "}", ",1"])).map(
+            "".join
+        ),
+        st.text(max_size=12),
+    )
+)
+@example('{"a": }')
+@example('{"a" 1}')
+@example('"abc')
+@example(" {}")
+@example("{} {}")
+@example("[" * 3000)
+def test_an_event_is_read_as_json_loads_reads_it(text: str) -> None:
+    """The scanner alone reads most events; whatever it is given, the result is `json.loads`'s, or refused."""
+    try:
+        expected = json.loads(text)
+    except (ValueError, RecursionError):
+        expected = None
+    failures = Failures(provider="openai", secrets=(), timeout=None, deadline=None)
+    if isinstance(expected, dict):
+        assert _parse_frame(text, failures) == expected
+    else:
+        with pytest.raises(StreamError, match="sent an event that is not a JSON object"):
+            _parse_frame(text, failures)

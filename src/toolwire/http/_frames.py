@@ -356,20 +356,19 @@ async def _aclose(chunks: AsyncIterator[bytes]) -> None:
 _scan: Any = getattr(json.decoder.JSONDecoder(), "scan_once")  # noqa: B009
 
 
-def _loads(data: str) -> Any:
-    """`json.loads(data)`: the scanner alone for an event that is one JSON value and nothing else."""
+def _parse_frame(data: str, failures: Failures) -> dict[str, Any]:
+    """`json.loads(data)`, which must be an object; the scanner alone reads an event that is one value, unspaced."""
     try:
         value, end = _scan(data, 0)
-    except StopIteration:
+    except StopIteration:  # not a value where it starts: whitespace first, or none at all
         end = -1
-    return value if end == len(data) else json.loads(data)  # whitespace around it, or an error to raise
-
-
-def _parse_frame(data: str, failures: Failures) -> dict[str, Any]:
-    try:
-        value = _loads(data)
     except (ValueError, RecursionError):
-        value = None
+        value, end = None, len(data)
+    if end != len(data):  # whitespace around it, or more after it: `json.loads` decides
+        try:
+            value = json.loads(data)
+        except (ValueError, RecursionError):
+            value = None
     if not isinstance(value, dict):
         raise failures.scrub(failures.stream_error(f"sent an event that is not a JSON object: {data[:200]!r}"))
     return value
