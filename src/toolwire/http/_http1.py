@@ -77,6 +77,7 @@ class _Wire(FlowProtocol):
             return
         try:
             self.parser.feed_data(data)
+            self._wake()  # once for all the piece held (the callbacks below only record it)
         except httptools.HttpParserUpgrade:
             self._fail(httpx2.RemoteProtocolError("the server switched protocols, which was not asked for"))
         except httptools.HttpParserError as exc:
@@ -138,7 +139,6 @@ class _Wire(FlowProtocol):
         if self.buffered > _READ_HIGH_WATER and self.transport is not None and not self._reading_paused:
             self.transport.pause_reading()
             self._reading_paused = True
-        self._wake()
 
     def on_message_complete(self) -> None:
         if self.error is not None:

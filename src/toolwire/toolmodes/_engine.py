@@ -20,7 +20,6 @@ here too, so a caller (the gateway) can still answer with that error's status.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -145,7 +144,7 @@ def stream(
     return _stream(open_stream, request, state, written, runnable_only)
 
 
-async def stream_batches(
+def stream_batches(
     client: ModelClient,
     request: Request,
     state: ModeState,
@@ -162,16 +161,10 @@ async def stream_batches(
     """
     written = written if written is not None else Written()
     if state.mode == "native":
-        batches = _native_batches(opener, request, written)
-    else:
-        flat = _Flattened(opener)
-        events = stream(
-            client, request, state, written=written, support=support, opener=flat, runnable_only=runnable_only
-        )
-        batches = _regrouped(events, flat)
-    async with aclosing(batches):
-        async for batch in batches:
-            yield batch
+        return _native_batches(opener, request, written)
+    flat = _Flattened(opener)
+    events = stream(client, request, state, written=written, support=support, opener=flat, runnable_only=runnable_only)
+    return _regrouped(events, flat)
 
 
 async def _native_batches(

@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from toolwire.codecs.common.checks import request_problem, response_problem
 from toolwire.codecs.common.degradations import warn_once
@@ -93,14 +93,13 @@ class GuardedDecoder:
         except _STRAY as exc:
             raise _explain(self._codec, "event", event, exc) from None
         for index, item in enumerate(events):
-            kind = type(item)
-            if kind is TextDelta or kind is ThinkingDelta:
-                fits = type(cast(TextDelta, item).text) is str
-            elif kind is ToolCallDelta:
-                fits = _call_delta_fits(cast(ToolCallDelta, item))
+            if isinstance(item, _TEXTS):
+                fits = type(item.text) is str
+            elif isinstance(item, ToolCallDelta):
+                fits = _call_delta_fits(item)
             else:
-                if kind is Done:
-                    events[index] = Done(_checked(self._codec, "event", event, cast(Done, item).response))
+                if type(item) is Done:
+                    events[index] = Done(_checked(self._codec, "event", event, item.response))
                 continue
             if not fits:
                 raise _explain(self._codec, "event", event, None)
@@ -204,6 +203,7 @@ class GuardedCodec:
 
 
 _STR_OR_NONE = (str, type(None))
+_TEXTS = (TextDelta, ThinkingDelta)  # a tuple: isinstance checks it faster than a union
 
 
 def _call_delta_fits(delta: ToolCallDelta) -> bool:
