@@ -24,8 +24,8 @@ import builtins
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 
 from toolwire.errors import ToolwireError
 from toolwire.http._eventstream import EventStreamFormatError, EventStreamReader, parsed_event
@@ -197,8 +197,8 @@ def body_pieces(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
     """The body's pieces as they arrive: `response.aiter_bytes()`, straight off the transport when not encoded.
 
     httpx2's `aiter_bytes` runs each piece, and the close, through two generators and three
-    context managers (decoding, counting bytes); a body without a content encoding needs none
-    of them. Close what this returns (`aclosing`) when stopping early.
+    context managers (decoding, counting bytes, naming the request in errors); a body without a
+    content encoding needs none of them. Close what this returns (`aclosing`) when stopping early.
     """
     import httpx2
 
@@ -210,24 +210,33 @@ def body_pieces(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
         or not isinstance(stream, httpx2.AsyncByteStream)
     ):
         return response.aiter_bytes()
-    return _raw_pieces(response, stream)
+    response.is_stream_consumed = True  # as `aiter_raw` marks it: a second read raises StreamConsumed
+    try:
+        request = response.request
+    except RuntimeError:  # toolwire's own HTTP/1.1 posts build none: its errors have none to name
+        pieces = stream.__aiter__()
+        if isinstance(pieces, AsyncGenerator):  # as toolwire's bodies are: handed on as they are
+            return cast(AsyncGenerator[bytes, None], pieces)
+        return _naming(None, pieces)
+    return _naming(request, stream)
 
 
-async def _raw_pieces(response: httpx2.Response, stream: httpx2.AsyncByteStream) -> AsyncGenerator[bytes, None]:
+async def _naming(
+    request: httpx2.Request | None, stream: httpx2.AsyncByteStream | AsyncIterator[bytes]
+) -> AsyncGenerator[bytes, None]:
+    """The stream's pieces, its errors naming the request (as httpx2 names it), closed at the end."""
     import httpx2
 
-    response.is_stream_consumed = True  # as `aiter_raw` marks it: a second read raises StreamConsumed
     pieces = stream.__aiter__()
     try:
         async for piece in pieces:
             yield piece
     except httpx2.RequestError as exc:
-        with suppress(RuntimeError):  # a response made without a request has none to name
-            exc.request = response.request  # as httpx2 does: the error names the request's URL
+        if request is not None:
+            exc.request = request
         raise
     finally:
         await _aclose(pieces)
-        await response.aclose()
 
 
 async def _sse_frames(

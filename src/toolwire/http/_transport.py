@@ -18,7 +18,7 @@ import ssl
 import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
-from contextlib import aclosing, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolwire.codecs.common.wire import dumps
@@ -240,19 +240,19 @@ class HttpTransport:
         finally:
             await response.aclose()
 
-    @asynccontextmanager
-    async def _overall(self) -> AsyncIterator[float | None]:
+    def _overall(self) -> AbstractAsyncContextManager[float | None]:
         """The request's `deadline`, over retries and the whole stream; yields when it ends (monotonic).
 
         The scope cancels only the task that opened the request; a stream read on from other
         tasks (`stream_sync` reads each event in a task of its own) is held to the returned
-        end by the frame readers (`_frames`).
+        end by the frame readers (`_frames`). Without a deadline there is nothing to set up.
         """
-        if self.deadline is None:
-            yield None
-            return
-        ends_at = time.monotonic() + self.deadline
-        scope = asyncio.timeout(self.deadline)
+        return nullcontext(None) if self.deadline is None else self._deadline_scope(self.deadline)
+
+    @asynccontextmanager
+    async def _deadline_scope(self, deadline: float) -> AsyncIterator[float | None]:
+        ends_at = time.monotonic() + deadline
+        scope = asyncio.timeout(deadline)
         try:
             async with scope:
                 yield ends_at
