@@ -17,7 +17,7 @@ import json
 import ssl
 import time
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -261,15 +261,9 @@ class HttpTransport:
                 raise
             raise self._failures.deadline_error() from None
 
-    @asynccontextmanager
-    async def _send(
-        self, url: str, body: dict[str, Any], *, stream: bool = False, ends_at: float | None = None
-    ) -> AsyncIterator[httpx2.Response]:
-        response = await self._open(url, body, stream=stream, ends_at=ends_at)
-        try:
-            yield response
-        finally:
-            await response.aclose()
+    def _send(self, url: str, body: dict[str, Any], *, stream: bool = False, ends_at: float | None = None) -> _Sent:
+        """`async with`: the response to POSTing `body`, closed at the end."""
+        return _Sent(self._open(url, body, stream=stream, ends_at=ends_at))
 
     async def _open(
         self,
@@ -356,6 +350,22 @@ class HttpTransport:
             error.args = (error.message,)
         error.retry_after_header = retry_after_text(parse_retry_after(response.headers))
         return error
+
+
+class _Sent:
+    """The response `HttpTransport._send` opens, closed on leaving (a class, not a generator: one less per request)."""
+
+    def __init__(self, opening: Awaitable[httpx2.Response]) -> None:
+        self._opening = opening
+        self._response: httpx2.Response | None = None
+
+    async def __aenter__(self) -> httpx2.Response:
+        self._response = await self._opening
+        return self._response
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._response is not None:
+            await self._response.aclose()
 
 
 class StreamReply:
