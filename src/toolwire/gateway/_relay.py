@@ -107,9 +107,14 @@ class Relay:
             if opening and ahead.encoded is not None and not self.namespaces:
                 self._encoder, data = ahead.encoded
                 return data + self.feed(events[1:]) if len(events) > 1 else data
+        encoder = self._encoder or self.encoder
         if len(events) == 1:  # often: one delta
-            return self._frames(self._encode(events[0]))
-        return self._frames([w for event in events for w in self._encode(event)])
+            event = events[0]  # text has nothing of the relay's own to add: straight to the encoder
+            return self._frames(encoder.feed(event) if type(event) is TextDelta else self._encode(event))
+        wire: list[WireEvent] = []
+        for event in events:
+            wire += encoder.feed(event) if type(event) is TextDelta else self._encode(event)
+        return self._frames(wire)
 
     def finish(self) -> bytes:
         """The stream's closing bytes (and OpenAI's `[DONE]`)."""
@@ -129,8 +134,7 @@ class Relay:
                     event = ToolCallDelta(event.index, packed, event.name, event.arguments_delta)
         elif isinstance(event, Done):
             return self._done(event.response)
-        encoder = self._encoder
-        return (encoder if encoder is not None else self.encoder).feed(event)
+        return self.encoder.feed(event)
 
     def _packed_id(self, index: int, call_id: str) -> str:
         snapshot = self.decoder.finish().message
