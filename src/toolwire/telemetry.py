@@ -114,7 +114,6 @@ def usage_attributes(usage: Usage | None) -> dict[str, int]:
     return {name: value for name, value in pairs if value is not None}
 
 
-@contextmanager
 def chat_span(
     *,
     provider: str,
@@ -125,16 +124,31 @@ def chat_span(
     max_tokens: int | None = None,
     temperature: float | None = None,
     stream: bool = False,
-) -> Iterator[ChatSpan]:
+) -> AbstractContextManager[ChatSpan]:
     """Open the `chat {model}` span around one model call.
 
     The span is not made current: a stream's events are consumed by the caller between
-    yields, and nothing toolwire does inside a model call has spans of its own.
+    yields, and nothing toolwire does inside a model call has spans of its own. When nothing
+    is recorded it costs a `nullcontext` (this runs for every model call).
     """
     tracer = _tracer()
     if tracer is None:
-        yield ChatSpan(None)
-        return
+        return nullcontext(ChatSpan(None))
+    return _chat_span(tracer, provider, model, url, messages, tools, max_tokens, temperature, stream)
+
+
+@contextmanager
+def _chat_span(
+    tracer: Any,
+    provider: str,
+    model: str,
+    url: str | None,
+    messages: Sequence[Message],
+    tools: Sequence[ToolDefinition],
+    max_tokens: int | None,
+    temperature: float | None,
+    stream: bool,
+) -> Iterator[ChatSpan]:
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": provider_name(provider),
