@@ -23,8 +23,8 @@ import binascii
 import builtins
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 
 from toolwire.errors import ToolwireError
@@ -178,19 +178,34 @@ class _Stall:
         task.cancel()
 
 
-@contextmanager
-def read_errors(failures: Failures) -> Iterator[None]:
+def read_errors(failures: Failures) -> AbstractContextManager[None]:
     """A body read as toolwire's errors: too slow is the transport's error, cut or malformed a `StreamError`."""
-    import httpx2
+    return _ReadErrors(failures)
 
-    try:
-        yield
-    except (SseEventTooLarge, EventStreamFormatError) as exc:
-        raise failures.scrub(failures.stream_error(f"is not a valid event stream: {exc}")) from exc
-    except httpx2.TimeoutException as exc:
-        raise failures.scrub(failures.transport_error(exc)) from exc
-    except httpx2.HTTPError as exc:
-        raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
+
+class _ReadErrors:
+    """`read_errors`, as a class: a generator-based manager cost a generator per stream read."""
+
+    __slots__ = ("_failures",)
+
+    def __init__(self, failures: Failures) -> None:
+        self._failures = failures
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, trace: object) -> None:
+        if exc is None:
+            return
+        import httpx2
+
+        failures = self._failures
+        if isinstance(exc, SseEventTooLarge | EventStreamFormatError):
+            raise failures.scrub(failures.stream_error(f"is not a valid event stream: {exc}")) from exc
+        if isinstance(exc, httpx2.TimeoutException):
+            raise failures.scrub(failures.transport_error(exc)) from exc
+        if isinstance(exc, httpx2.HTTPError):
+            raise failures.scrub(failures.stream_error(f"was cut: {type(exc).__name__}: {exc}")) from exc
 
 
 def body_pieces(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
