@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import CODECS, assistant_turns, requests
-from toolwire import Done, Response, StopReason, TextDelta, ToolCallDelta, Usage
+from toolwire import Done, Response, StopReason, TextDelta, ThinkingPart, ToolCallDelta, Usage
 from toolwire.codecs import Codec, get_codec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -65,6 +65,44 @@ def _run_stream(codec: Codec, events: list[dict[str, Any]]) -> tuple[list[Any], 
 
 
 PAIRS = _stream_pairs()
+
+
+def _bare(response: Response) -> bool:
+    """No thinking and no provider metadata on any part (what a parse of the arguments adds aside)."""
+    parts = response.message.parts
+    return all(
+        not isinstance(p, ThinkingPart) and not set(p.metadata) - {"raw_arguments", "arguments_error"} for p in parts
+    )
+
+
+@pytest.mark.parametrize(("codec_name", "case"), PAIRS, ids=[f"{c}:{k}" for c, k in PAIRS])
+def test_a_plain_reply_so_far_is_one_with_nothing_but_text_and_calls(codec_name: str, case: str) -> None:
+    """`plain()`, which the gateway asks before packing provider context into a call id, at every event.
+
+    Plain means nothing but text and calls: never a reply with thinking or provider metadata
+    (it may say no for one without, which only costs building the reply so far).
+    """
+    decoder = get_codec(codec_name).stream_decoder()
+    for number, event in enumerate(_load_stream(codec_name, case)):
+        decoder.feed(copy.deepcopy(event))
+        assert not decoder.plain() or _bare(decoder.finish()), number
+
+
+@pytest.mark.parametrize(
+    ("codec_name", "case", "plain"),
+    [
+        ("openai", "parallel_calls", True),
+        ("anthropic", "parallel_tool_use", True),
+        ("anthropic", "thinking_tool_use", False),
+        ("anthropic", "redacted_thinking", False),
+        ("openai", "reasoning_content", False),
+    ],
+)
+def test_a_reply_with_thinking_is_not_plain_and_one_of_calls_is(codec_name: str, case: str, plain: bool) -> None:
+    decoder = get_codec(codec_name).stream_decoder()
+    for event in _load_stream(codec_name, case):
+        decoder.feed(copy.deepcopy(event))
+    assert (decoder.plain(), _bare(decoder.finish())) == (plain, plain)
 
 
 @pytest.mark.parametrize(("codec_name", "case"), PAIRS, ids=[f"{c}:{k}" for c, k in PAIRS])

@@ -479,6 +479,9 @@ class _Opening:
     def so_far(self) -> Response:
         return _so_far(self._decoder)
 
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._decoder, name)  # what else the decoder offers (`plain`)
+
 
 def _so_far(decoder: StreamDecoder) -> Response:
     """The reply so far: unchecked where the decoder can (a guarded one), else `finish()`."""
@@ -520,3 +523,8 @@ class _Upstream:
         """The reply so far (unchecked: the relay only looks at it; the whole reply is checked at its end)."""
         assert self.decoder is not None  # the relay asks only once events arrived
         return _so_far(self.decoder)
+
+    def plain(self) -> bool:
+        """Whether the reply so far is text and calls without metadata (False when the decoder cannot tell)."""
+        look = getattr(self.decoder, "plain", None)
+        return bool(look()) if callable(look) else False

@@ -34,6 +34,8 @@ def client_view(response: Response, model: str, foreign: bool) -> Response:
 class _Snapshot(Protocol):
     def finish(self) -> Response: ...
 
+    def plain(self) -> bool: ...
+
 
 class OpeningAhead:
     """The client stream's opening (`message_start`, the role chunk), encoded before it is due.
@@ -107,7 +109,7 @@ class Relay:
             if opening and ahead.encoded is not None and not self.namespaces:
                 self._encoder, data = ahead.encoded
                 return data + self.feed(events[1:]) if len(events) > 1 else data
-        encoder = self._encoder or self.encoder
+        encoder = self._encoder if self._encoder is not None else self.encoder
         if len(events) == 1:  # often: one delta
             event = events[0]  # text has nothing of the relay's own to add: straight to the encoder
             return self._frames(encoder.feed(event) if type(event) is TextDelta else self._encode(event))
@@ -137,9 +139,12 @@ class Relay:
         return self.encoder.feed(event)
 
     def _packed_id(self, index: int, call_id: str) -> str:
-        snapshot = self.decoder.finish().message
-        call = next((c for c in snapshot.tool_calls if c.id == call_id), None)
-        packed = call_id if call is None else pack_id(call, snapshot, self.protocol.name, index == 0)
+        if self.decoder.plain():  # no thinking, no metadata so far: nothing to pack, no reply to build
+            packed = call_id
+        else:
+            snapshot = self.decoder.finish().message
+            call = next((c for c in snapshot.tool_calls if c.id == call_id), None)
+            packed = call_id if call is None else pack_id(call, snapshot, self.protocol.name, index == 0)
         self.ids[call_id] = packed
         return packed
 

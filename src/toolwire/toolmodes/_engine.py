@@ -173,12 +173,14 @@ async def _native_batches(
     batches = open_batches(request)
     try:
         async for batch in batches:
-            last = batch[-1]  # a `Done` is the last event of its list
-            if isinstance(last, Done):
-                written.text = last.response.text
-                yield batch
-                return
+            if not batch:
+                continue
+            done = batch[-1] if isinstance(batch[-1], Done) else None  # a `Done` is the last of its list
+            if done is not None:
+                written.text = done.response.text
             yield batch
+            if done is not None:
+                return
     finally:
         await _close(batches)
     raise _cut()

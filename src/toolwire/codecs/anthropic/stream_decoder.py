@@ -96,6 +96,10 @@ class AnthropicStreamDecoder:
         pieces.append(piece)
         return [TextDelta(piece)] if call < 0 else [ToolCallDelta(call, None, None, piece)]
 
+    def plain(self) -> bool:
+        """Whether the reply so far is text and calls without metadata (`StreamAccumulator.plain`)."""
+        return self._parts.plain()
+
     def finish(self) -> Response:
         """The reply accumulated so far (the `Done` one once `message_stop` arrived)."""
         return self._final if self._final is not None else self._build()

@@ -83,6 +83,10 @@ class BedrockStreamDecoder:
         )
         return [delta] if delta is not None else []
 
+    def plain(self) -> bool:
+        """Whether the reply so far is text and calls without metadata (`StreamAccumulator.plain`)."""
+        return self._parts.plain()
+
     def finish(self) -> Response:
         """The reply accumulated so far (the `Done` one once `metadata` arrived)."""
         return self._final if self._final is not None else self._build()

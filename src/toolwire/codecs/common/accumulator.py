@@ -185,6 +185,14 @@ class StreamAccumulator:
         slot = self._by_key.get(key)
         return slot.metadata if type(slot) is _CallSlot else None
 
+    def plain(self) -> bool:
+        """Whether every part so far is text or a call with no metadata: nothing a relay would carry along.
+
+        A relay packing provider context into call ids (the gateway) asks this before building the
+        reply so far, which costs a parse of every earlier call's arguments.
+        """
+        return all(type(slot) is not _ThinkingSlot and not slot.metadata for slot in self._parts)
+
     @property
     def has_calls(self) -> bool:
         """Whether any tool call has started."""

@@ -103,6 +103,10 @@ class GeminiStreamDecoder:
                 events.extend(self._close_call())
         return events
 
+    def plain(self) -> bool:
+        """Whether the reply so far is text and calls without metadata (`StreamAccumulator.plain`)."""
+        return self._acc.plain()
+
     def finish(self) -> Response:
         """The reply so far; a `partialArgs` call whose closing marker never came keeps its arguments."""
         if self._streamed is not None:

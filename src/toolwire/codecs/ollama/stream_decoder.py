@@ -64,6 +64,10 @@ class OllamaStreamDecoder:
             out.append(Done(self._final))
         return out
 
+    def plain(self) -> bool:
+        """Whether the reply so far is text and calls without metadata (`StreamAccumulator.plain`)."""
+        return self._parts.plain()
+
     def finish(self) -> Response:
         """The reply accumulated so far (the `Done` one once the `done: true` line arrived)."""
         return self._final if self._final is not None else self._build()

@@ -132,6 +132,10 @@ class OpenAIStreamDecoder:
         delta = choice.get("delta")  # Azure's asynchronous filter sends choices without one
         return self._delta(delta) if isinstance(delta, dict) else []
 
+    def plain(self) -> bool:
+        """Whether the reply so far is text and calls without metadata (`StreamAccumulator.plain`)."""
+        return self._acc.plain()
+
     def finish(self) -> Response:
         """Return the reply so far, its parts in the order a non-streaming decode gives."""
         message = self._acc.message()

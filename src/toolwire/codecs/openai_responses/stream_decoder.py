@@ -61,6 +61,10 @@ class ResponsesStreamDecoder:
         handler = _HANDLERS.get(str(event.get("type")))
         return handler(self, event) if handler is not None else []
 
+    def plain(self) -> bool:
+        """Whether the reply so far is text and calls without metadata (`StreamAccumulator.plain`)."""
+        return self._acc.plain()
+
     def finish(self) -> Response:
         """The reply accumulated so far."""
         message = self._acc.message()
