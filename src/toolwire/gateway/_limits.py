@@ -52,17 +52,32 @@ async def read_body(request: Request, limits: BodyLimits) -> bytes:
     if declared.isdigit() and int(declared) > limits.max_bytes:
         raise _too_large(limits.max_bytes)
     body = bytearray()
+    # One timer that cancels this task, as `asyncio.timeout` does with a dozen steps more
+    # (~7 µs of every request); anyio's scope cost ~0.1 ms.
+    task = asyncio.current_task()
+    assert task is not None
+    expired: list[bool] = []
+    cancelling = task.cancelling()
+    timer = asyncio.get_running_loop().call_later(limits.timeout, _expire, task, expired)
     try:
-        async with asyncio.timeout(limits.timeout):  # asyncio's own: anyio's scope cost ~0.1 ms a request
-            async for chunk in request.stream():
-                body.extend(chunk)
-                if len(body) > limits.max_bytes:
-                    raise _too_large(limits.max_bytes)
-    except TimeoutError:
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > limits.max_bytes:
+                raise _too_large(limits.max_bytes)
+    except asyncio.CancelledError:
+        if not expired or task.uncancel() > cancelling:
+            raise  # cancelled from outside: not the body's timeout
         raise GatewayError(
             408, f"The request body did not arrive within {limits.timeout:g} s; send it at once, or a smaller one."
         ) from None
+    finally:
+        timer.cancel()
     return bytes(body)
+
+
+def _expire(task: asyncio.Task[Any], expired: list[bool]) -> None:
+    expired.append(True)
+    task.cancel()
 
 
 def _too_large(limit: int) -> GatewayError:
