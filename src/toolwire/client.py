@@ -366,29 +366,43 @@ class _StreamReader:
     async def read(self, frames: AsyncIterator[list[Any]]) -> AsyncGenerator[list[StreamEvent], None]:
         """The events of each list of frames (none empty); a `Done` is the last event of the last list."""
         try:
-            seen = self.events
             async for batch in frames:
                 out: list[StreamEvent] = []
-                marker = END_OF_STREAM in batch
-                for frame in batch:
-                    if frame is END_OF_STREAM:
-                        self.ended = True
-                        break
-                    for event in self._feed(frame):  # inline: this runs for every event of every stream
-                        seen.append(event)
-                        out.append(event)
-                        if isinstance(event, Done):  # the reply's end: nothing after it is read
-                            yield out
-                            return
+                end = self._take(batch, out)
                 if out:
                     yield out
-                if marker:
+                if end is not None:  # the decoder's `Done` (the reply is read), or the end marker
+                    if end:
+                        return
                     break
         except StreamError as error:
             error.partial = list(self.events)
             error.request_id = error.request_id or self.request_id
             raise
         yield [self._done()]
+
+    def _take(self, batch: list[Any], out: list[StreamEvent]) -> bool | None:
+        """Decode one list of frames into `out`: True at the decoder's `Done`, False at the end marker.
+
+        One call per list, the frames decoded inline: this runs for every event of every stream.
+        """
+        stream_end, decoder, seen = self._end, self.decoder, self.events
+        for frame in batch:
+            if frame is END_OF_STREAM:
+                self.ended = True
+                return False
+            if stream_end is not None and stream_end(frame):
+                self.ended = True
+            try:
+                events = decoder.feed(frame)
+            except ToolwireError as error:
+                raise self._failed(error) from None
+            for event in events:
+                seen.append(event)
+                out.append(event)
+                if isinstance(event, Done):  # the reply's end: nothing after it is read
+                    return True
+        return None
 
     def _done(self) -> Done:
         """The reply of a stream whose end marker came without a `Done` of the decoder's."""
@@ -400,18 +414,14 @@ class _StreamReader:
         self.events.append(done)
         return done
 
-    def _feed(self, frame: dict[str, Any]) -> list[StreamEvent]:
-        end = self._end
-        if end is not None and end(frame):
-            self.ended = True
-        try:
-            return self.decoder.feed(frame)
-        except CodecError as error:
-            raise self._cut(f"sent an event toolwire cannot read ({error.message})") from None
-        except ToolwireError as error:  # an error event (typed by its code, Bedrock's by its type), a filter stop
-            error.provider, error.request_id = self.client.provider, error.request_id or self.request_id
-            error.partial = list(self.events)  # what streamed before the error event is not lost
-            raise self.client._scrub(error) from None
+    def _failed(self, error: ToolwireError) -> ToolwireError:
+        """What a frame the decoder refused becomes: a cut stream, or the provider's error event."""
+        if isinstance(error, CodecError):
+            return self._cut(f"sent an event toolwire cannot read ({error.message})")
+        # An error event (typed by its code, Bedrock's by its type), a filter stop.
+        error.provider, error.request_id = self.client.provider, error.request_id or self.request_id
+        error.partial = list(self.events)  # what streamed before the error event is not lost
+        return self.client._scrub(error)
 
     def _finish(self) -> Response:
         return self.decoder.finish()

@@ -195,7 +195,7 @@ class _ReadErrors:
         return None
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, trace: object) -> None:
-        if exc is None:
+        if not isinstance(exc, Exception):  # none, or a generator closed at its yield
             return
         import httpx2
 

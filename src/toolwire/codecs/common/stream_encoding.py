@@ -224,7 +224,7 @@ class SegmentedEncoder(ABC):
     def _extend(self, kind: Kind, text: str) -> list[WireEvent]:
         segment = self._current
         if segment is not None and segment.kind == kind:
-            segment.add(text)
+            segment._pieces.append(text)  # `add`, inline: every text delta comes here
             return self.delta(segment, text)
         segment, out = self._switch(kind)
         out += self.open(segment)
