@@ -303,16 +303,17 @@ class SegmentedEncoder(ABC):
     def _line_up(self, parts: list[AssistantPart]) -> list[tuple[AssistantPart, Segment | None]]:
         """Pair each final part with the streamed segment it came from, in order."""
         pairs: list[tuple[AssistantPart, Segment | None]] = []
+        segments = self.segments
         next_free = 0
         for part in parts:
             kind = _kind(part)
             redacted = isinstance(part, ThinkingPart) and part.redacted  # never streamed: sent whole
-            found = next(
-                (s for s in self.segments[next_free:] if s.kind == kind and s.state.get("redacted", False) == redacted),
-                None,
-            )
-            if found is not None:
-                next_free = found.position + 1
+            found = None
+            for position in range(next_free, len(segments)):  # a segment's position is its place in the list
+                segment = segments[position]
+                if segment.kind == kind and segment.state.get("redacted", False) == redacted:
+                    found, next_free = segment, position + 1
+                    break
             pairs.append((part, found))
         return pairs
 
