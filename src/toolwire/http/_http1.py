@@ -206,7 +206,7 @@ class _Wire(FlowProtocol):
     async def wait(self, timeout: float | None, what: str) -> None:
         """Until something arrives; `httpx2.ReadTimeout` after `timeout` seconds of nothing."""
         # A timer rather than `asyncio.timeout`: this runs once per piece of every body, and the
-        # scope (the current task, its cancel counts) was a tenth of reading a streamed reply.
+        # scope's bookkeeping (the current task, its cancel counts) showed in every stream's profile.
         loop = asyncio.get_running_loop()
         waiter = self._waiter = loop.create_future()
         timer = None if timeout is None else loop.call_later(timeout, _expire, waiter, timeout, what)
