@@ -370,8 +370,8 @@ async def _translate(ex: ClientRequest) -> AsyncGenerator[Start | bytes, None]:
         asyncio.get_running_loop().call_soon(ahead.encode)  # runs while the upstream is asked
         upstream = _Upstream(client, opening=not ex.fallback_left)
         batches = (
-            _one_by_one(
-                toolmodes.stream_formatted(client, request, state, strategy, opener=upstream.events, runnable_only=True)
+            toolmodes.stream_formatted_batches(
+                client, request, state, strategy, opener=upstream.open, runnable_only=True
             )
             if strategy is not None
             else toolmodes.stream_batches(client, request, state, opener=upstream.open, runnable_only=True)
@@ -413,12 +413,6 @@ def _output_strategy(ex: ClientRequest, client: Client, request: Request) -> too
     if strategy is not None:
         ex.mode += f"+output-{strategy}"
     return strategy
-
-
-async def _one_by_one(events: AsyncGenerator[StreamEvent, None]) -> AsyncGenerator[list[StreamEvent], None]:
-    async with aclosing(events):
-        async for event in events:
-            yield [event]
 
 
 async def _first(events: AsyncGenerator[list[StreamEvent], None]) -> list[StreamEvent]:
@@ -511,13 +505,6 @@ class _Upstream:
         decoder = self.client.codec.stream_decoder()
         self.decoder = _Opening(decoder) if self.opening else decoder
         return self.client.stream_batches(request, self.decoder)
-
-    async def events(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
-        """The upstream's events one by one (for a formatted reply, whose strategies read them so)."""
-        async with aclosing(self.open(request)) as batches:
-            async for batch in batches:
-                for event in batch:
-                    yield event
 
     def finish(self) -> Response:
         """The reply so far (unchecked: the relay only looks at it; the whole reply is checked at its end)."""

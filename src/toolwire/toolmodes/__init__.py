@@ -12,8 +12,8 @@ modes themselves are described in docs/tool-modes.md:
 - `CallFilter`, `read_written_calls`: calls written in a reply's text, read as native ones;
 - `complete_output` / `stream_output`: a typed reply in an output strategy (`tool`, `native`,
   `prompted`, `constrained`), validated against an `OutputType` and re-asked with the errors;
-- `format_strategy`, `complete_formatted` / `stream_formatted`: a request's own
-  `response_format` carried to a model without that field (the gateway).
+- `format_strategy`, `complete_formatted` / `stream_formatted` (`stream_formatted_batches`): a
+  request's own `response_format` carried to a model without that field (the gateway).
 
 Imports the neutral types, the client contract, `toolwire.textcalls` and `toolwire.constrained`;
 never a client, a codec module or httpx2.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from toolwire.textcalls import TOOL_MODES, ToolMode
 from toolwire.toolmodes._engine import BatchOpener, Opener, Written, complete, stream, stream_batches
-from toolwire.toolmodes._formats import complete_formatted, format_strategy, stream_formatted
+from toolwire.toolmodes._formats import complete_formatted, format_strategy, stream_formatted, stream_formatted_batches
 from toolwire.toolmodes._output import (
     OutputResult,
     PartialOutput,
@@ -84,6 +84,7 @@ __all__ = [
     "stream",
     "stream_batches",
     "stream_formatted",
+    "stream_formatted_batches",
     "stream_output",
     "text_sent",
 ]

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from toolwire.contract import ModelClient
     from toolwire.toolmodes._state import ModeState
 
-__all__ = ["BatchOpener", "Opener", "Written", "complete", "stream", "stream_batches"]
+__all__ = ["BatchOpener", "Opener", "Written", "complete", "regrouped", "stream", "stream_batches"]
 
 Opener = Callable[[Request], AsyncIterator[StreamEvent]]
 """Starts one upstream stream for a request (the client's `stream_request`, or the gateway's own)."""
@@ -162,9 +162,24 @@ def stream_batches(
     written = written if written is not None else Written()
     if state.mode == "native":
         return _native_batches(opener, request, written)
+    return regrouped(
+        lambda flat: stream(
+            client, request, state, written=written, support=support, opener=flat, runnable_only=runnable_only
+        ),
+        opener,
+    )
+
+
+def regrouped(
+    events_of: Callable[[Opener], AsyncGenerator[StreamEvent, None]], opener: BatchOpener
+) -> AsyncGenerator[list[StreamEvent], None]:
+    """The events `events_of` gives from the upstream's events one by one, in lists again.
+
+    Each list ends where an upstream list ended: for the modes and strategies that read events
+    one by one, under a relay that writes each list at once.
+    """
     flat = _Flattened(opener)
-    events = stream(client, request, state, written=written, support=support, opener=flat, runnable_only=runnable_only)
-    return _regrouped(events, flat)
+    return _regrouped(events_of(flat), flat)
 
 
 async def _native_batches(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from toolwire.codecs.common.wire import dumps
 from toolwire.constrained import SchemaSupport
-from toolwire.toolmodes._engine import Opener, complete, stream
+from toolwire.toolmodes._engine import BatchOpener, Opener, complete, regrouped, stream
 from toolwire.toolmodes._output import choose_strategy
 from toolwire.toolmodes._output_strategies import OUTPUT_TOOL, OutputStrategy, output_sent
 from toolwire.toolmodes._output_type import OutputType, find_json
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from toolwire.contract import ModelClient
     from toolwire.toolmodes._state import ModeState
 
-__all__ = ["complete_formatted", "format_strategy", "stream_formatted"]
+__all__ = ["complete_formatted", "format_strategy", "stream_formatted", "stream_formatted_batches"]
 
 _ANY_OBJECT = {"type": "object"}
 
@@ -108,6 +108,25 @@ def stream_formatted(
     if strategy == "prompted":
         return _held_json(events)
     return events
+
+
+def stream_formatted_batches(
+    client: ModelClient,
+    request: Request,
+    state: ModeState,
+    strategy: OutputStrategy,
+    *,
+    opener: BatchOpener,
+    support: SchemaSupport | None = None,
+    runnable_only: bool = False,
+) -> AsyncGenerator[list[StreamEvent], None]:
+    """`stream_formatted`'s events in lists, each ending where an upstream list ended (a relay)."""
+    return regrouped(
+        lambda flat: stream_formatted(
+            client, request, state, strategy, support=support, opener=flat, runnable_only=runnable_only
+        ),
+        opener,
+    )
 
 
 async def _tool_as_text(events: AsyncGenerator[StreamEvent, None]) -> AsyncGenerator[StreamEvent, None]:
