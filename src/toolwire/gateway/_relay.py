@@ -1,6 +1,7 @@
 """A translated stream: upstream neutral events in, the client protocol's framed bytes out.
 
-Each upstream event, as the tool-mode engine passes it on (`toolwire.toolmodes`), gets its
+Each list of upstream events that arrived together, as the tool-mode engine passes it on
+(`toolwire.toolmodes`), has its neighbouring pieces joined (`coalesced`); each event gets its
 provider context packed for the client (`_packed_context`), is encoded by the client codec's
 `stream_encoder()`, and is framed at once; nothing waits for the end of the reply. Imports
 codecs, the neutral types and the gateway's own tables.
@@ -17,9 +18,9 @@ from toolwire.gateway._namespaces import Namespaces, split_names
 from toolwire.gateway._packed_context import CARRIERS, pack_id, pack_stream_reply
 from toolwire.gateway._protocols import Protocol as WireProtocol
 from toolwire.gateway._protocols import frame
-from toolwire.types import Done, Response, StreamEvent, TextDelta, ToolCallDelta
+from toolwire.types import Done, Response, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 
-__all__ = ["OpeningAhead", "Relay", "client_view"]
+__all__ = ["OpeningAhead", "Relay", "client_view", "coalesced"]
 
 
 def client_view(response: Response, model: str, foreign: bool) -> Response:
@@ -29,6 +30,49 @@ def client_view(response: Response, model: str, foreign: bool) -> Response:
     protocol's word (`tool_use` in an OpenAI reply) would be wrong, so it goes.
     """
     return replace(response, model=model, raw_stop_reason=None) if foreign else replace(response, model=model)
+
+
+def coalesced(events: Sequence[StreamEvent]) -> list[StreamEvent]:
+    """Events that arrived together, with each run of pieces of one text or one call's arguments as one event.
+
+    The client gets the same text and arguments in fewer chunks: what arrived in one network read
+    goes out in one write anyway, so splitting it again would cost an encoding per piece and delay
+    nothing. Only neighbours merge, so order (and interleaved calls) stay as they were.
+    """
+    out: list[StreamEvent] = []
+    pieces: list[str] = []  # of the run `out[-1]` begins
+    for event in events:
+        if out and _continues(out[-1], event):
+            pieces.append(_piece(event))
+            continue
+        if len(pieces) > 1:
+            out[-1] = _joined(out[-1], pieces)
+        out.append(event)
+        pieces = [_piece(event)]
+    if len(pieces) > 1:
+        out[-1] = _joined(out[-1], pieces)
+    return out
+
+
+def _continues(last: StreamEvent, event: StreamEvent) -> bool:
+    """Whether `event` is the next piece of the text or call arguments `last` carries."""
+    if isinstance(event, ToolCallDelta):
+        fragment = event.id is None and event.name is None
+        return fragment and isinstance(last, ToolCallDelta) and event.index == last.index
+    return type(event) is type(last) and isinstance(event, TextDelta | ThinkingDelta)
+
+
+def _piece(event: StreamEvent) -> str:
+    if isinstance(event, ToolCallDelta):
+        return event.arguments_delta
+    return event.text if isinstance(event, TextDelta | ThinkingDelta) else ""
+
+
+def _joined(first: StreamEvent, pieces: list[str]) -> StreamEvent:
+    text = "".join(pieces)
+    if isinstance(first, ToolCallDelta):
+        return ToolCallDelta(first.index, first.id, first.name, text)
+    return ThinkingDelta(text) if isinstance(first, ThinkingDelta) else TextDelta(text)
 
 
 class _Snapshot(Protocol):
@@ -114,7 +158,7 @@ class Relay:
             event = events[0]  # text has nothing of the relay's own to add: straight to the encoder
             return self._frames(encoder.feed(event) if type(event) is TextDelta else self._encode(event))
         wire: list[WireEvent] = []
-        for event in events:
+        for event in coalesced(events):
             wire += encoder.feed(event) if type(event) is TextDelta else self._encode(event)
         return self._frames(wire)
 
