@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -10,9 +11,12 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 import uvicorn
+from starlette.requests import ClientDisconnect, Request
 
 from tests.gateway.conftest import Gateway
 from toolwire.gateway import create_app
+from toolwire.gateway._errors import GatewayError
+from toolwire.gateway._limits import BodyLimits, header_values, read_body
 from toolwire.gateway._slow_clients import MAX_HEADER_BYTES, MAX_HEADER_LINES, header_deadline_protocol
 
 MESSAGE = (
@@ -102,3 +106,43 @@ def test_a_100MB_body_gets_its_413_and_the_rest_is_dropped_for_a_bounded_time(ga
     assert json.loads(body)["error"]["message"] == (
         f"The request body is larger than this gateway's limit of {BODY_CAP} bytes; send a shorter conversation."
     )
+
+
+def _request(messages: list[dict[str, object]], headers: list[tuple[bytes, bytes]]) -> Request:
+    """A Starlette request whose ASGI `receive` hands out `messages` in turn."""
+    pending = iter(messages)
+
+    async def receive() -> dict[str, object]:
+        return next(pending)
+
+    return Request({"type": "http", "method": "POST", "path": "/", "headers": headers}, receive)
+
+
+def test_a_body_in_pieces_is_read_whole_and_other_messages_are_passed_over() -> None:
+    pieces = [
+        {"type": "http.request", "body": b'{"a": ', "more_body": True},
+        {"type": "http.unknown"},  # a message type this gateway does not know is not a piece
+        {"type": "http.request", "body": b"", "more_body": True},
+        {"type": "http.request", "body": b"1}"},
+    ]
+    assert asyncio.run(read_body(_request(pieces, []), BodyLimits())) == b'{"a": 1}'
+
+
+def test_a_client_that_leaves_while_sending_its_body_is_a_disconnect() -> None:
+    messages = [{"type": "http.request", "body": b"{", "more_body": True}, {"type": "http.disconnect"}]
+    with pytest.raises(ClientDisconnect):
+        asyncio.run(read_body(_request(messages, []), BodyLimits()))
+
+
+def test_a_body_past_the_cap_in_pieces_is_a_413_at_the_piece_that_passes_it() -> None:
+    pieces = [{"type": "http.request", "body": b"x" * 6, "more_body": True}] * 2  # 12 bytes, the cap 10
+    with pytest.raises(GatewayError) as raised:
+        asyncio.run(read_body(_request(pieces, []), BodyLimits(max_bytes=10)))
+    assert raised.value.status == 413
+
+
+def test_a_header_sent_twice_counts_with_its_first_value_as_starlette_reads_it() -> None:
+    headers = [(b"authorization", b"Bearer first"), (b"x-api-key", b"k"), (b"authorization", b"Bearer second")]
+    request = _request([], headers)
+    assert header_values(request) == {b"authorization": b"Bearer first", b"x-api-key": b"k"}
+    assert request.headers.get("authorization") == "Bearer first"

@@ -36,6 +36,7 @@ from toolwire.gateway._limits import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
     BodyLimits,
+    header_values,
     parse_json,
     read_body,
 )
@@ -52,6 +53,7 @@ __all__ = ["KEYS_ENV", "HasRoutes", "create_app", "gateway_keys"]
 logger = logging.getLogger("toolwire.gateway")
 KEYS_ENV = "TOOLWIRE_GATEWAY_KEYS"
 _FORWARDED = ("anthropic-beta",)  # request headers a same-protocol upstream still needs
+_KEY_HEADERS = (b"authorization", b"x-api-key", b"x-goog-api-key")  # where clients put the gateway key
 # How long a reply runs before a task watches for its client hanging up: most replies end
 # sooner and need none (a task per request was ~2 % of a fast one); a hang-up is noticed this
 # much later at most, and the upstream request is cancelled then.
@@ -120,10 +122,10 @@ class _Gateway:
         """
         if not self._keys:
             return True
-        headers = request.headers
-        bearer = headers.get("authorization", "")
+        sent = header_values(request)
+        bearer, api_key, goog_key = (sent.get(name, b"").decode("latin-1") for name in _KEY_HEADERS)
         offered = [bearer[7:].strip() if bearer[:7].lower() == "bearer " else "", _sigv4_key_id(bearer)]
-        offered += [headers.get("x-api-key", ""), headers.get("x-goog-api-key", "")]
+        offered += [api_key, goog_key]
         found = False
         for given in offered:
             for key in self._keys:
@@ -156,7 +158,8 @@ class _Gateway:
         body = _parse_body(raw, protocol)
         model = path_model if path_model is not None else body["model"]
         route = self.router.find(model)
-        headers = {h: v for h in _FORWARDED if (v := request.headers.get(h))}
+        sent = header_values(request)
+        headers = {h: v.decode("latin-1") for h in _FORWARDED if (v := sent.get(h.encode()))}
         for name, value in headers.items():
             if not value.isascii():  # HTTP/1.1 clients send headers as ASCII, httpx2 included
                 raise GatewayError(400, f"The {name} header must be ASCII, got {value!r}.", field=name)
