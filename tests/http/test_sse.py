@@ -132,3 +132,20 @@ def test_an_event_is_read_as_json_loads_reads_it(text: str) -> None:
     else:
         with pytest.raises(StreamError, match="sent an event that is not a JSON object"):
             _parse_frame(text, failures)
+
+
+_RAW = st.binary(max_size=10).map(lambda b: b.replace(b"\n", b"").replace(b"\r", b""))  # any bytes but line ends
+
+
+@settings(max_examples=300)
+@given(events=st.lists(st.tuples(st.none() | _RAW, _RAW), max_size=6), data=st.data())
+@example(events=[(b"\xc3", b"\xe2\x82"), (None, b"\xff a")], data=None)
+def test_plain_events_read_at_once_give_each_events_data_decoded_alone(
+    events: list[tuple[bytes | None, bytes]], data: st.DataObject | None
+) -> None:
+    """One-line events (named or not) are read in one pass; bytes that are not UTF-8 end as they would alone."""
+    body = b"".join(
+        (b"" if name is None else b"event: " + name + b"\n") + b"data: " + value + b"\n\n" for name, value in events
+    )
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=4)) if data is not None else []
+    assert _read(body, cuts) == [value.decode("utf-8", "replace") for _, value in events]

@@ -12,9 +12,18 @@ line, and an unfinished one at the end of the body is discarded.
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["SseEventTooLarge", "SseReader"]
 
 _BOM = b"\xef\xbb\xbf"
+# Events of one `data: ` line each, maybe named first (Anthropic, Responses): what nearly every
+# provider sends. Their data is found in one pass over the piece's text; anything else (comments,
+# `id:` lines, data over several lines, `data:` without its space) is read block by block.
+# Decoding the piece at once equals decoding each event's data: UTF-8 never takes an ASCII byte
+# into a character, so an invalid sequence cannot swallow a line end.
+_PLAIN_EVENTS = re.compile(r"(?:(?:event:[^\n]*\n)?data: [^\n]*\n\n)*")
+_PLAIN_DATA = re.compile(r"(?:event:[^\n]*\n)?data: ([^\n]*)\n\n")
 
 
 class SseEventTooLarge(ValueError):
@@ -48,9 +57,17 @@ class SseReader:
         if not ends_event:
             self._check(self._size)
             return []
-        *blocks, rest = b"".join(self._parts).split(b"\n\n")
+        joined = b"".join(self._parts)
+        *blocks, rest = joined.split(b"\n\n")
         self._parts, self._size = [rest], len(rest)
-        self._check(max(self._size, *map(len, blocks)))
+        complete = len(joined) - len(rest)
+        if complete <= self._max:  # no event can be too long
+            self._check(self._size)
+            text = joined[:complete].decode("utf-8", "replace")
+            if _PLAIN_EVENTS.fullmatch(text):  # what providers send: the data of every event in one pass
+                return _PLAIN_DATA.findall(text)
+        else:
+            self._check(max(self._size, *map(len, blocks)))
         return [data for block in blocks if (data := _data(block)) is not None]
 
     def _without_bom(self, chunk: bytes) -> bytes:
