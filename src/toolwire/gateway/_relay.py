@@ -32,6 +32,9 @@ def client_view(response: Response, model: str, foreign: bool) -> Response:
     return replace(response, model=model, raw_stop_reason=None) if foreign else replace(response, model=model)
 
 
+_PIECES = (TextDelta, ThinkingDelta)
+
+
 def coalesced(events: Sequence[StreamEvent]) -> list[StreamEvent]:
     """Events that arrived together, with each run of pieces of one text or one call's arguments as one event.
 
@@ -40,32 +43,29 @@ def coalesced(events: Sequence[StreamEvent]) -> list[StreamEvent]:
     nothing. Only neighbours merge, so order (and interleaved calls) stay as they were.
     """
     out: list[StreamEvent] = []
-    pieces: list[str] = []  # of the run `out[-1]` begins
-    for event in events:
-        if out and _continues(out[-1], event):
-            pieces.append(_piece(event))
-            continue
-        if len(pieces) > 1:
-            out[-1] = _joined(out[-1], pieces)
+    run: list[str] = []  # the pieces of the run `out[-1]` begins
+    head: StreamEvent | None = None  # that event, as it came
+    for event in events:  # one pass, no call per event: it runs for every event of every stream
+        if isinstance(event, ToolCallDelta):
+            fragment = event.id is None and event.name is None
+            if fragment and isinstance(head, ToolCallDelta) and event.index == head.index:
+                run.append(event.arguments_delta)
+                continue
+            piece = event.arguments_delta
+        elif isinstance(event, _PIECES):
+            if type(event) is type(head):
+                run.append(event.text)
+                continue
+            piece = event.text
+        else:
+            piece = ""
+        if len(run) > 1:
+            out[-1] = _joined(out[-1], run)
         out.append(event)
-        pieces = [_piece(event)]
-    if len(pieces) > 1:
-        out[-1] = _joined(out[-1], pieces)
+        head, run = event, [piece]
+    if len(run) > 1:
+        out[-1] = _joined(out[-1], run)
     return out
-
-
-def _continues(last: StreamEvent, event: StreamEvent) -> bool:
-    """Whether `event` is the next piece of the text or call arguments `last` carries."""
-    if isinstance(event, ToolCallDelta):
-        fragment = event.id is None and event.name is None
-        return fragment and isinstance(last, ToolCallDelta) and event.index == last.index
-    return type(event) is type(last) and isinstance(event, TextDelta | ThinkingDelta)
-
-
-def _piece(event: StreamEvent) -> str:
-    if isinstance(event, ToolCallDelta):
-        return event.arguments_delta
-    return event.text if isinstance(event, TextDelta | ThinkingDelta) else ""
 
 
 def _joined(first: StreamEvent, pieces: list[str]) -> StreamEvent:

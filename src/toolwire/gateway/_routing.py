@@ -240,7 +240,9 @@ class Route(RouteSettings):
         """The targets to try for one request, in order: the chosen one first, resting ones last."""
         now = time.monotonic()
         awake = [t for t in self.targets if not t.resting(now)]
-        resting = sorted((t for t in self.targets if t.resting(now)), key=lambda t: t.resting_until)
+        resting = []
+        if len(awake) < len(self.targets):  # most requests find every target awake
+            resting = sorted((t for t in self.targets if t.resting(now)), key=lambda t: t.resting_until)
         if self.strategy == "balance" and len(awake) > 1:
             first = _pick(awake)
             awake = [first, *(t for t in awake if t is not first)]
