@@ -24,7 +24,7 @@ import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire import toolmodes
@@ -335,7 +335,8 @@ def _inbound(ex: ClientRequest, target: str) -> Request:
                 _warned.add((ex.protocol.name, name, target))
                 logger.warning("%s field %r has no equivalent in %s; dropped.", ex.protocol.name, name, target)
         extra = {}
-    return replace(request, model=ex.target.target_model, stream=ex.stream, extra=extra)
+    request.model, request.stream, request.extra = ex.target.target_model, ex.stream, extra  # decoded here: ours
+    return request
 
 
 def _lost_fields(protocol: str, extra: dict[str, Any]) -> list[str]:
