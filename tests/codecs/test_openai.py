@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
 import logging
 from dataclasses import replace
@@ -1221,3 +1222,64 @@ def test_a_same_codec_round_trip_sends_argument_text_as_the_caller_wrote_it() ->
     # Another provider gets the arguments, never the OpenAI text.
     anthropic = get_codec("anthropic").encode_request(request)
     assert anthropic["messages"][0]["content"][0]["input"] == {"city": "Paris", "unit": "kelvin"}
+
+
+class _Unfast(dict):  # type: ignore[type-arg]
+    """A chunk the decoder reads on its full path: its fast path takes plain dicts only."""
+
+
+def _piece(delta: dict[str, Any], **choice: Any) -> dict[str, Any]:
+    return {"id": "c", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": None, **choice}]}
+
+
+def _fragment(index: Any, arguments: Any, **more: Any) -> dict[str, Any]:
+    return _piece({"tool_calls": [{"index": index, "function": {"arguments": arguments}, **more}]})
+
+
+_ODD_CHUNKS = [
+    _piece({"content": "a"}),
+    _piece({"content": ""}),
+    _piece({"content": 1}),
+    _piece({"content": "b", "role": None, "tool_calls": None}),  # vLLM's nulls
+    _piece({"content": "c", "reasoning_content": "r"}),
+    _piece({"content": "d"}, finish_reason="stop"),
+    _piece({"refusal": "no"}),
+    _fragment(0, '{"x":'),
+    _fragment(0, ""),
+    _fragment(0, 5),
+    _fragment(1, "1}"),
+    _fragment("0", "1}"),
+    _fragment(0, "2}", id="call_2"),
+    _fragment(0, "3}", type="function"),
+    _piece({"tool_calls": [{"index": 0, "function": {"arguments": "4", "name": "g"}}]}),
+    {"id": "c", "model": "m", "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 2}},
+    {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "e"}, "finish_reason": None}] * 2},
+]
+
+
+def _outcome(chunks: list[dict[str, Any]]) -> tuple[list[Any], Any]:
+    decoder = CODEC.stream_decoder()
+    out: list[Any] = []
+    for chunk in chunks:
+        try:
+            out.append(decoder.feed(chunk))
+        except CodecError as exc:
+            out.append(exc.message)
+    try:
+        return out, decoder.finish()
+    except CodecError as exc:
+        return out, exc.message
+
+
+def test_stream_fast_path_reads_what_the_full_path_reads() -> None:
+    """Text and argument pieces skip the decoder's dispatch and the boundary's checks: every run of three odd
+    chunks after a call's header reads the same either way."""
+    header = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": ""}}
+    opening = [_piece({"role": "assistant", "content": ""}), _piece({"tool_calls": [header]})]
+    differ = [
+        run
+        for size in (1, 2, 3)
+        for run in itertools.product(_ODD_CHUNKS, repeat=size)
+        if _outcome([*opening, *run]) != _outcome([_Unfast(c) for c in (*opening, *run)])
+    ]
+    assert differ[:1] == []

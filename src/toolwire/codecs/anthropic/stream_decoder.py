@@ -41,10 +41,9 @@ class AnthropicStreamDecoder:
 
     def feed(self, event: dict[str, Any]) -> list[StreamEvent]:
         """Take one parsed SSE `data` object; returns the neutral events it yields."""
-        if event.__class__ is dict and event.get("type") == "content_block_delta":
-            fast = self._fast_delta(event)
-            if fast is not None:
-                return fast
+        fast = self.checked_fast(event)
+        if fast is not None:
+            return fast
         event = require_dict(event, NAME, "stream event")
         match event.get("type"):
             case "message_start":
@@ -75,12 +74,15 @@ class AnthropicStreamDecoder:
                 pass  # `ping`, and event types added after this codec was written
         return []
 
-    def _fast_delta(self, event: dict[str, Any]) -> list[StreamEvent] | None:
+    def checked_fast(self, event: dict[str, Any]) -> list[StreamEvent] | None:
         """The shape nearly every event has: a text piece or an argument fragment of an open block.
 
         What `_block_delta` would do, without its dispatch; `None` for anything else (or anything
-        unusual), which then takes the full path.
+        unusual), which then takes the full path. What it returns is checked (a piece that is a
+        string, of a block that is open), so the codec boundary passes it on as it is.
         """
+        if event.__class__ is not dict or event.get("type") != "content_block_delta":
+            return None
         index, delta = event.get("index"), event.get("delta")
         sink = self._sinks.get(index) if index.__class__ is int else None
         if sink is None or delta.__class__ is not dict:

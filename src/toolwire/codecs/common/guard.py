@@ -75,18 +75,30 @@ def _explain(codec: str, what: str, body: Any, exc: BaseException | None, proble
 
 
 class GuardedDecoder:
-    """A stream decoder whose events and final reply pass the boundary checks."""
+    """A stream decoder whose events and final reply pass the boundary checks.
 
-    __slots__ = ("_codec", "_decoder")
+    A decoder may offer `checked_fast(event)`: the events of a frame of the shape nearly every
+    frame has (a text piece, an argument fragment of a known call), which it checked itself while
+    reading them, or None. Those pass on as they are; every other frame goes through `feed` and
+    the checks here.
+    """
+
+    __slots__ = ("_checked_fast", "_codec", "_decoder")
 
     def __init__(self, codec: str, decoder: Any) -> None:
         self._codec = codec
         self._decoder = decoder
+        self._checked_fast: Callable[[dict[str, Any]], list[StreamEvent] | None] | None = getattr(
+            decoder, "checked_fast", None
+        )
 
     def feed(self, event: dict[str, Any]) -> list[StreamEvent]:
         """See `StreamDecoder.feed`."""
         # Inline rather than `_boundary`: this runs once per chunk, on the streaming fast path.
+        fast = self._checked_fast
         try:
+            if fast is not None and (checked := fast(event)) is not None:
+                return checked
             events: list[StreamEvent] = self._decoder.feed(event)
         except ToolwireError:
             raise

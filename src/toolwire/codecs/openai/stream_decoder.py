@@ -79,11 +79,17 @@ class OpenAIStreamDecoder:
         fast = self._fast(event) if self._head_done else None
         return fast if fast is not None else self._feed(event)
 
+    def checked_fast(self, event: dict[str, Any]) -> list[StreamEvent] | None:
+        """`feed`'s fast path alone: events already checked (a string piece of the text or of a known call), or None."""
+        return self._fast(event) if self._head_done else None
+
     def _fast(self, event: dict[str, Any]) -> list[StreamEvent] | None:
         """The two shapes nearly every chunk has: a text piece, or an argument fragment of a known call.
 
         Returns `None` for anything else (or anything unusual), which then takes the full path.
         """
+        if event.__class__ is not dict:  # a mapping of another kind: the full path reads it
+            return None
         try:
             (choice,) = event["choices"]
             delta = choice["delta"]
