@@ -19,8 +19,13 @@ __all__ = ["PROVIDERS", "Provider"]
 
 def _openai_finished(event: dict[str, Any]) -> bool:
     # Compatible servers sometimes omit `[DONE]`; a finish_reason ends the reply just as well.
+    # A loop, not `any` over a generator: this runs for every chunk of every OpenAI-format stream.
     choices = event.get("choices")
-    return isinstance(choices, list) and any(isinstance(c, dict) and c.get("finish_reason") for c in choices)
+    if isinstance(choices, list):
+        for choice in choices:
+            if isinstance(choice, dict) and choice.get("finish_reason"):
+                return True
+    return False
 
 
 def _bedrock_finished(event: dict[str, Any]) -> bool:

@@ -287,18 +287,23 @@ _JSON_VALUES = st.recursive(
 
 
 @given(
-    value=_JSON_VALUES, cut=st.integers(min_value=0, max_value=60), tail=st.sampled_from(["", " ", "\n", "\xa0", "x"])
+    value=_JSON_VALUES,
+    cut=st.integers(min_value=0, max_value=60),
+    head=st.sampled_from(["", " ", "\n", "\xa0"]),
+    tail=st.sampled_from(["", " ", "\n", "\xa0", "x"]),
 )
-@example(value=float("nan"), cut=60, tail="")
-@example(value=float("-inf"), cut=60, tail=" ")
-@example(value="a", cut=60, tail="\xa0")
-def test_a_call_text_is_whole_exactly_when_json_reads_it(value: Any, cut: int, tail: str) -> None:
+@example(value=float("nan"), cut=60, head="", tail="")
+@example(value=float("-inf"), cut=60, head="", tail=" ")
+@example(value="a", cut=60, head="", tail="\xa0")
+@example(value={"city": "Paris"}, cut=16, head="", tail="")  # `{"city": "Paris"`: an object cut after a string
+@example(value=[1], cut=60, head="\xa0", tail="")
+def test_a_call_text_is_whole_exactly_when_json_reads_it(value: Any, cut: int, head: str, tail: str) -> None:
     """The held-call check answers some texts without parsing them: always as the parser would."""
     import json
 
     from toolwire.codecs.common.stream_encoding import _whole_json
 
-    text = json.dumps(value)[:cut] + tail  # NaN and Infinity included, as json.loads takes them
+    text = head + json.dumps(value)[:cut] + tail  # NaN and Infinity included, as json.loads takes them
     try:
         json.loads(text)
         whole = True

@@ -40,6 +40,7 @@ Kind = Literal["text", "thinking", "call"]
 # The last character of any value `json.loads` takes: objects, arrays, strings, numbers, true,
 # false, null, and Python's NaN and Infinity.
 _VALUE_ENDS = frozenset('}]"0123456789elNy')
+_CLOSERS = {"{": "}", "[": "]", '"': '"'}  # how a value that opens so must end
 
 
 @dataclass(slots=True)
@@ -386,10 +387,13 @@ def _by_call(events: list[ToolCallDelta]) -> list[ToolCallDelta]:
 def _whole_json(text: str) -> bool:
     """Whether a call's argument text so far is a complete JSON value (then nothing more is due).
 
-    Asked at every delta while calls interleave: a text whose last character no JSON value
-    ends with (`{"city":`) is answered without parsing it (and raising).
+    Asked at every delta while calls interleave: a text whose ends cannot be one value's
+    (`{"city":`, or `{"city": "Paris"`: an object ends with `}`) is answered without parsing it
+    (and raising).
     """
-    if text.rstrip()[-1:] not in _VALUE_ENDS:
+    stripped = text.strip()
+    last = stripped[-1:]
+    if last != _CLOSERS.get(stripped[:1], last) or last not in _VALUE_ENDS:
         return False
     try:
         json.loads(text)
