@@ -318,7 +318,7 @@ class _ExchangeResponse:
                 return
             self.status = start.status
             await send({"type": "http.response.start", "status": start.status, "headers": _raw(start.headers)})
-            streams = self.gateway.metrics.open_streams.labels(self.ex.protocol.name) if self.gateway.metrics else None
+            streams = self.gateway.metrics.streams(self.ex.protocol.name) if self.gateway.metrics else None
             if streams is not None:
                 streams.inc()
             try:

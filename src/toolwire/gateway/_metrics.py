@@ -115,6 +115,10 @@ class GatewayMetrics:
         for target in outcome.fallbacks:
             self.fallbacks.labels(outcome.route, target).inc()
 
+    def streams(self, protocol: str) -> Any:
+        """The gauge of streamed replies being sent in `protocol` (`inc` as one starts, `dec` as it ends)."""
+        return self._child(self.open_streams, protocol)
+
     def _child(self, metric: Any, *values: str) -> Any:
         """`metric.labels(*values)`, kept: `labels` checks and locks on every call.
 
