@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -283,3 +284,33 @@ print(result.text, result.calls[0].result.value)
 """
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=False)
     assert (done.returncode, done.stdout, done.stderr) == (0, "bye hi\n", "")
+
+
+_TRACED_LATER = """
+import os
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from toolwire.telemetry import chat_span
+
+def traced() -> bool:
+    with chat_span(provider="openai", model="m") as call:
+        return call.recording
+
+seen = []
+if not os.environ.get("OTEL_PYTHON_TRACER_PROVIDER"):
+    seen.append(traced())  # no provider yet: no span, and nothing fails
+    trace.set_tracer_provider(TracerProvider())
+seen.append(traced())
+print(seen)
+"""
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_provider_set_after_the_first_calls_or_named_in_the_environment_records_spans(named: bool) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    if named:
+        env["OTEL_PYTHON_TRACER_PROVIDER"] = "sdk_tracer_provider"  # the SDK's entry point name
+    done = subprocess.run(
+        [sys.executable, "-c", _TRACED_LATER], capture_output=True, text=True, timeout=120, check=False, env=env
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "[True]\n" if named else "[False, True]\n", "")

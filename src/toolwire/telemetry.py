@@ -274,9 +274,25 @@ def _tracer() -> Any:
     from then on; until then a model call skips ~20 µs of attributes and a no-op span.
     """
     trace = _otel()
-    if trace is None or isinstance(trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+    if trace is None:
+        return None
+    # While none is set, `get_tracer_provider` looks for a provider named in the environment,
+    # a `KeyError` raised and caught each time (twice a gateway request); the API's own global
+    # says first whether one is set, the environment is read once.
+    if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None and not _provider_in_environment():
+        return None
+    if isinstance(trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None
     return trace.get_tracer("toolwire")
+
+
+_UNKNOWN = object()  # the API keeps its provider elsewhere: ask it
+
+
+@functools.cache
+def _provider_in_environment() -> bool:
+    """Whether `OTEL_PYTHON_TRACER_PROVIDER` names a provider (read once, as the SDK reads its settings)."""
+    return "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
 
 
 def _fail(otel_span: Any, exc: BaseException) -> None:
