@@ -51,9 +51,10 @@ def header_values(request: Request) -> dict[bytes, bytes]:
     """Each request header's first value, by its name (lowercase, as ASGI servers give it).
 
     One pass in C, where Starlette's `headers.get` walks the list in Python for every name and
-    raises a `KeyError` for each one missing (three of every request's five looks).
+    raises a `KeyError` for each one missing (three of every request's five looks). ASGI allows
+    any iterable of pairs: copied to a list, which `reversed` takes.
     """
-    return dict(reversed(request.scope["headers"]))
+    return dict(reversed(list(request.scope["headers"])))
 
 
 async def read_body(request: Request, limits: BodyLimits) -> bytes:
