@@ -15,7 +15,16 @@ from toolwire.gateway import create_app
 from toolwire.gateway._protocols import PROTOCOLS
 from toolwire.gateway._relay import Relay, coalesced
 from toolwire.testing import RawReply, ScriptedServer
-from toolwire.types import Done, Response, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
+from toolwire.types import (
+    AssistantMessage,
+    Done,
+    Response,
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+)
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +33,7 @@ def gateway(upstreams: dict[str, ScriptedServer], upstream_key: str) -> Iterator
         yield running
 
 
-_DONE = Done(Response.__new__(Response))  # never looked into by `coalesced`
+_DONE = Done(Response(message=AssistantMessage(), stop_reason=StopReason.END_TURN))
 
 CASES: dict[str, tuple[list[StreamEvent], list[StreamEvent]]] = {
     "nothing": ([], []),
