@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import itertools
 import json
 import logging
 from dataclasses import replace
@@ -17,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from openai.types.chat import completion_create_params as ccp
 from pydantic import TypeAdapter
 
+from tests.codecs._fast_paths import runs_read_differently
 from tests.sdk_types import drain
 from tests.strategies import requests
 from toolwire import (
@@ -1224,10 +1224,6 @@ def test_a_same_codec_round_trip_sends_argument_text_as_the_caller_wrote_it() ->
     assert anthropic["messages"][0]["content"][0]["input"] == {"city": "Paris", "unit": "kelvin"}
 
 
-class _Unfast(dict):  # type: ignore[type-arg]
-    """A chunk the decoder reads on its full path: its fast path takes plain dicts only."""
-
-
 def _piece(delta: dict[str, Any], **choice: Any) -> dict[str, Any]:
     return {"id": "c", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": None, **choice}]}
 
@@ -1257,29 +1253,10 @@ _ODD_CHUNKS = [
 ]
 
 
-def _outcome(chunks: list[dict[str, Any]]) -> tuple[list[Any], Any]:
-    decoder = CODEC.stream_decoder()
-    out: list[Any] = []
-    for chunk in chunks:
-        try:
-            out.append(decoder.feed(chunk))
-        except CodecError as exc:
-            out.append(exc.message)
-    try:
-        return out, decoder.finish()
-    except CodecError as exc:
-        return out, exc.message
-
-
 def test_stream_fast_path_reads_what_the_full_path_reads() -> None:
     """Text and argument pieces skip the decoder's dispatch and the boundary's checks: every run of three odd
     chunks after a call's header reads the same either way."""
     header = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": ""}}
     opening = [_piece({"role": "assistant", "content": ""}), _piece({"tool_calls": [header]})]
-    differ = [
-        run
-        for size in (1, 2, 3)
-        for run in itertools.product(_ODD_CHUNKS, repeat=size)
-        if _outcome([*opening, *run]) != _outcome([_Unfast(c) for c in (*opening, *run)])
-    ]
+    differ = runs_read_differently(CODEC, opening, _ODD_CHUNKS)
     assert differ[:1] == []
